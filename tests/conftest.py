@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from helpers import PROGRAMS, REPO, compile_c  # noqa: E402
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+# No user gdbinit, no debuginfod, no colour surprises in tests.
+os.environ.pop("DEBUGINFOD_URLS", None)
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+requires_gdb = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed on this machine")
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("build")
+
+
+@pytest.fixture(scope="session")
+def threads_prog(build_dir) -> Path:
+    return compile_c(PROGRAMS / "threads.c", build_dir / "threads", "-pthread")
+
+
+@pytest.fixture(scope="session")
+def deep_prog(build_dir) -> Path:
+    return compile_c(PROGRAMS / "deep.c", build_dir / "deep")
+
+
+@pytest.fixture(scope="session")
+def libfoo(build_dir) -> Path:
+    return compile_c(PROGRAMS / "libfoo.c", build_dir / "libfoo.so", shared=True)
+
+
+@pytest.fixture
+async def make_session():
+    """Factory for started DebugSessions (gdb with -nx); all are closed at the end of the test."""
+    from tuidbg.engine.session import DebugSession, SessionConfig
+
+    sessions = []
+
+    async def factory(start: bool = True, transport=None, **kw) -> DebugSession:
+        kw.setdefault("nx", True)
+        s = DebugSession(SessionConfig(**kw), transport=transport)
+        sessions.append(s)
+        if start:
+            await s.start()
+        return s
+
+    yield factory
+    for s in sessions:
+        try:
+            await s.close()
+        except Exception:
+            pass

@@ -1,0 +1,111 @@
+"""Shared test helpers: building the test programs, finding interpreters, driving sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAMS = REPO / "tests" / "programs"
+DATA = REPO / "tests" / "data"
+PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv")))
+DEBIAN_PY311 = Path("/usr/bin/python3.11")
+
+
+def line_of(path: Path | str, marker: str) -> int:
+    """The 1-based line holding ``MARK:<marker>`` (tests never hard-code line numbers)."""
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if f"MARK:{marker}" in line:
+            return i
+    raise AssertionError(f"no MARK:{marker} in {path}")
+
+
+def compile_c(src: Path, out: Path, *flags: str, shared: bool = False, cxx: bool = False) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
+        return out
+    cc = "g++" if cxx else "gcc"
+    cmd = [cc, "-g", "-O0", "-fno-omit-frame-pointer", *flags, str(src), "-o", str(out)]
+    if shared:
+        cmd[1:1] = ["-shared", "-fPIC"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return out
+
+
+def pyenv_python(minor: str) -> Path | None:
+    """pyenv's CPython ``minor`` (e.g. "3.12"), highest patch release, or None."""
+    vdir = PYENV_ROOT / "versions"
+    if not vdir.is_dir():
+        return None
+    cands = []
+    for d in vdir.iterdir():
+        m = re.fullmatch(rf"{re.escape(minor)}\.(\d+)", d.name)
+        exe = d / "bin" / f"python{minor}"
+        if m and exe.exists():
+            cands.append((int(m.group(1)), exe))
+    return max(cands)[1] if cands else None
+
+
+def stripped_libpython(minor: str, build_dir: Path) -> tuple[Path, dict[str, str]] | None:
+    """pyenv's python ``minor`` run against a copy of its libpython with the DWARF stripped.
+
+    Returns (interpreter, environment for the program) or None when pyenv lacks it.
+    """
+    exe = pyenv_python(minor)
+    if exe is None or shutil.which("objcopy") is None:
+        return None
+    lib = exe.parent.parent / "lib" / f"libpython{minor}.so.1.0"
+    if not lib.exists():
+        return None
+    outdir = build_dir / f"stripped-{minor}"
+    outdir.mkdir(parents=True, exist_ok=True)
+    out = outdir / lib.name
+    if not out.exists():
+        subprocess.run(["objcopy", "--strip-debug", str(lib), str(out)], check=True)
+    return exe, {"LD_LIBRARY_PATH": str(outdir)}
+
+
+def has_dwarf(path: Path) -> bool:
+    out = subprocess.run(["readelf", "-S", str(path)], capture_output=True, text=True).stdout
+    return ".debug_info" in out
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def wait_stopped(session, timeout: float = 30.0):
+    """Wait for the program to stop (or exit) and the refresh after the stop to finish."""
+    from tuidbg.engine.state import ProcessState
+
+    await wait_for(
+        lambda: session.state.process in (ProcessState.STOPPED, ProcessState.EXITED, ProcessState.GDB_EXITED),
+        timeout,
+        "the program to stop",
+    )
+    return await session.wait_refreshed(timeout)
+
+
+def tuidbg_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tuidbg", *args]
+
+
+def run_tuidbg(*args: str, env: dict[str, str] | None = None, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        tuidbg_cmd(*args), capture_output=True, text=True, timeout=timeout, env=full_env, stdin=subprocess.DEVNULL, **kw
+    )

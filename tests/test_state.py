@@ -1,0 +1,112 @@
+"""The pure reducer: DebuggerState from async MI records."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tuidbg.engine.mi import parse_line
+from tuidbg.engine.state import DebuggerState, ProcessState, apply_refresh, reduce
+
+
+def run(state, *lines):
+    for line in lines:
+        state = reduce(state, parse_line(line))
+    return state
+
+
+def test_state_is_immutable():
+    st = DebuggerState()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        st.process = ProcessState.RUNNING  # type: ignore[misc]
+
+
+def test_run_stop_exit_sequence():
+    st = run(
+        DebuggerState(),
+        '=thread-group-started,id="i1",pid="4242"',
+        '=thread-created,id="1",group-id="i1"',
+        '*running,thread-id="all"',
+    )
+    assert st.process is ProcessState.RUNNING and st.pid == 4242
+    assert [t.state for t in st.threads] == ["running"]
+    st2 = run(
+        st,
+        '*stopped,reason="breakpoint-hit",disp="keep",bkptno="1",frame={addr="0x1",func="add",args=[],file="a.c",fullname="/t/a.c",line="3",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0"',
+    )
+    assert st2.process is ProcessState.STOPPED
+    assert st2.generation == st.generation + 1
+    assert st2.stop.bkptno == "1" and st2.stop.describe() == "breakpoint 1"
+    assert st2.selected_thread == "1" and st2.selected_frame == 0
+    assert st2.frames[0].func == "add" and st2.frames[0].line == 3
+    assert st.process is ProcessState.RUNNING  # the old snapshot did not change
+    st3 = run(
+        st2,
+        '=thread-exited,id="1",group-id="i1"',
+        '=thread-group-exited,id="i1",exit-code="012"',
+        '*stopped,reason="exited",exit-code="012"',
+    )
+    assert st3.process is ProcessState.EXITED and st3.exit_code == 10
+    assert st3.exit_description == "exited with code 10"
+
+
+def test_signal_stop_and_exited_signalled():
+    st = run(DebuggerState(), '*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x1",func="main"},thread-id="1"')
+    assert st.stop.describe() == "SIGSEGV (Segmentation fault)"
+    st = run(st, '*stopped,reason="exited-signalled",signal-name="SIGKILL",signal-meaning="Killed"')
+    assert st.process is ProcessState.EXITED and "SIGKILL" in st.exit_description
+
+
+def test_breakpoints_created_modified_deleted():
+    st = run(
+        DebuggerState(),
+        '=breakpoint-created,bkpt={number="2",type="breakpoint",disp="keep",enabled="y",addr="<PENDING>",pending="foo",times="0",original-location="foo"}',
+        '=breakpoint-created,bkpt={number="1",type="breakpoint",disp="keep",enabled="y",addr="0x10",func="main",file="a.c",fullname="/t/a.c",line="5",times="0"}',
+    )
+    assert [b.number for b in st.breakpoints] == ["1", "2"]
+    assert st.breakpoint("2").is_pending
+    st = run(st, '=breakpoint-modified,bkpt={number="2",type="breakpoint",disp="keep",enabled="n",addr="0x20",func="foo",file="b.c",fullname="/t/b.c",line="9",times="3",cond="x > 1"}')
+    b2 = st.breakpoint("2")
+    assert not b2.is_pending and not b2.enabled and b2.times == 3 and b2.condition == "x > 1"
+    assert b2.source_lines() == [("/t/b.c", 9)]
+    st = run(st, '=breakpoint-deleted,id="1"')
+    assert [b.number for b in st.breakpoints] == ["2"]
+
+
+def test_multi_location_breakpoint_takes_a_source_line_from_its_locations():
+    st = run(
+        DebuggerState(),
+        '=breakpoint-modified,bkpt={number="1",type="breakpoint",disp="keep",enabled="y",addr="<MULTIPLE>",times="1",original-location="vecAdd",locations=[{number="1.1",enabled="n",addr="0x5555",func="vecAdd(int const*, int const*, int*, int)",file="vecadd.cu",fullname="/p/vecadd.cu",line="5",thread-groups=["i1"]},{number="1.2",enabled="y",addr="0x7fff",func="vecAdd(int const*, int const*, int*, int)",file="vecadd.cu",fullname="/p/vecadd.cu",line="8",thread-groups=["i1"]}]}',
+    )
+    b = st.breakpoint("1")
+    assert len(b.locations) == 2 and b.line == 8 and b.locations[0].enabled is False
+
+
+def test_library_loaded_sets_activity_while_running():
+    st = run(DebuggerState(), '*running,thread-id="all"', '=library-loaded,id="/x/libtorch_cpu.so",target-name="/x/libtorch_cpu.so",host-name="/x/libtorch_cpu.so",symbols-loaded="0",thread-group="i1"')
+    assert st.activity == "loading libtorch_cpu.so"
+    assert st.libraries[0].basename == "libtorch_cpu.so"
+    st = run(st, '=library-unloaded,id="/x/libtorch_cpu.so",target-name="/x/libtorch_cpu.so",host-name="/x/libtorch_cpu.so",thread-group="i1"')
+    assert st.libraries == ()
+
+
+def test_thread_selected_from_the_console():
+    st = run(DebuggerState(), '*stopped,reason="signal-received",signal-name="SIGINT",frame={addr="0x1",func="main"},thread-id="1"')
+    st = run(st, '=thread-selected,id="3",frame={level="2",addr="0x2",func="worker"}')
+    assert st.selected_thread == "3" and st.selected_frame == 2
+
+
+def test_refresh_with_an_old_generation_is_dropped():
+    st = run(DebuggerState(), '*stopped,reason="end-stepping-range",frame={addr="0x1",func="a"},thread-id="1"')
+    gen = st.generation
+    st2 = run(st, '*running,thread-id="all"', '*stopped,reason="end-stepping-range",frame={addr="0x2",func="b"},thread-id="1"')
+    assert apply_refresh(st2, gen, frames=()) is st2
+    st3 = apply_refresh(st2, st2.generation, frames=())
+    assert st3.frames == ()
+
+
+def test_records_of_other_kinds_change_nothing():
+    st = DebuggerState()
+    for line in ['~"hello\\n"', "(gdb)", "BFD: noise", '^done', '=cmd-param-changed,param="x",value="y"']:
+        assert reduce(st, parse_line(line)) is st

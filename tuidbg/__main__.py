@@ -1,0 +1,3 @@
+from tuidbg.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,302 @@
+"""Command line: ``tuidbg run|attach|core ...``.
+
+Bad input never shows a traceback: it prints one line, ``tuidbg: <what is
+wrong>``, on stderr and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import dataclass, field
+
+from tuidbg import __version__
+from tuidbg.launch import (
+    UsageError,
+    check_core,
+    check_files,
+    check_pid,
+    find_gdb,
+    program_target,
+    python_target,
+)
+
+EXIT_USAGE = 2
+
+# Options every subcommand takes: (flags, argparse kwargs).
+_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config"}
+_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception"}
+
+
+@dataclass
+class UIOptions:
+    theme: str | None = None
+    keymap: str | None = None
+    config: str | None = None
+    break_on_exception: bool = False
+    break_on_failure: bool = False
+    messages: list[str] = field(default_factory=list)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise UsageError(message)
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("gdb")
+    g.add_argument("-ex", dest="ex", action="append", default=[], metavar="CMD",
+                   help="gdb command to run after gdb starts, before the program runs (repeatable)")
+    g.add_argument("-x", dest="x_files", action="append", default=[], metavar="FILE",
+                   help="gdb command file to source at start-up (repeatable)")
+    g.add_argument("--gdb", metavar="PATH", help="the gdb to use (any gdb or cuda-gdb)")
+    g.add_argument("--cuda", action="store_true", help="use cuda-gdb (found on PATH or in /usr/local/cuda/bin)")
+    g.add_argument("--nx", action="store_true", help="do not read any gdbinit file")
+    g.add_argument("--debuginfod", action="store_true",
+                   help="let gdb download debug info from debuginfod servers (off by default: no network)")
+    u = p.add_argument_group("interface")
+    u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
+    u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
+    u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tuidbg",
+        description="A terminal debugger for Python, C++ and CUDA in one stack, driving gdb or cuda-gdb.",
+    )
+    parser.add_argument("--version", action="version", version=f"tuidbg {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser(
+        "run",
+        help="start a program (or a Python script or module) under the debugger",
+        description="Start a program under the debugger. Forms:\n"
+        "  tuidbg run [options] -- PROGRAM ARGS\n"
+        "  tuidbg run [options] -m MODULE ARGS\n"
+        "  tuidbg run [options] script.py ARGS\n"
+        "Python targets run with python3 from PATH, or --python PATH.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="tuidbg run [options] (-- PROGRAM | -m MODULE | script.py) [ARGS ...]",
+    )
+    _add_common(run)
+    run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets")
+    run.add_argument("--cwd", metavar="DIR", help="working directory of the program")
+    run.add_argument("--no-agent", action="store_true",
+                     help="do not load tuidbg's Python agent (no Python breakpoints or stepping)")
+    run.add_argument("--break-on-exception", action="store_true",
+                     help="stop on uncaught Python exceptions")
+    run.add_argument("--break-on-failure", action="store_true",
+                     help="under pytest: stop at a failing test with its frames")
+    run.set_defaults(func=cmd_run)
+
+    attach = sub.add_parser(
+        "attach",
+        help="attach to a running process (quitting detaches; it keeps running)",
+        description="Attach to a running process. Without PID, pick one from a list (Python processes first). "
+        "Quitting detaches and leaves the process running.",
+    )
+    _add_common(attach)
+    attach.add_argument("pid", nargs="?", metavar="PID", help="process ID")
+    attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
+    attach.set_defaults(func=cmd_attach)
+
+    core = sub.add_parser("core", help="open a core file", description="Open a core file of EXE post mortem.")
+    _add_common(core)
+    core.add_argument("exe", metavar="EXE", help="the executable that dumped core")
+    core.add_argument("corefile", metavar="CORE", help="the core file")
+    core.set_defaults(func=cmd_core)
+    return parser
+
+
+def split_run_argv(argv: list[str]) -> tuple[list[str], list[str], str | None]:
+    """Split ``run`` arguments into (tuidbg options, target argv, module).
+
+    Options end at ``--``, at ``-m MODULE`` or at the first word that is not an
+    option: everything after belongs to the program, ``-k``-style flags included.
+    """
+    opts: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            return opts, argv[i + 1 :], None
+        if tok == "-m":
+            if i + 1 >= len(argv):
+                raise UsageError("-m needs a module name")
+            return opts, argv[i + 2 :], argv[i + 1]
+        if tok.startswith("-m") and len(tok) > 2 and not tok.startswith("--"):
+            return opts, argv[i + 1 :], tok[2:]
+        name = tok.split("=", 1)[0]
+        if name in _VALUE_OPTS:
+            if "=" in tok:
+                opts.append(tok)
+                i += 1
+            else:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"{tok} needs a value")
+                opts += [tok, argv[i + 1]]
+                i += 2
+            continue
+        if tok in _FLAG_OPTS or tok in ("-h", "--help"):
+            opts.append(tok)
+            i += 1
+            continue
+        if tok.startswith("-") and tok != "-":
+            raise UsageError(f"unknown option {tok} (put the program after --: tuidbg run [options] -- PROGRAM ARGS)")
+        return opts, argv[i:], None
+    return opts, [], None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"tuidbg: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tuidbg: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    if argv and argv[0] == "run":
+        opts, target, module = split_run_argv(argv[1:])
+        args = parser.parse_args(["run"] + opts)
+        args.target = target
+        args.module = module
+    else:
+        args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return args.func(args)
+
+
+def _session_config(args, mode: str):
+    from tuidbg.engine.session import SessionConfig
+
+    check_files(args.x_files, "-x")
+    gdb = find_gdb(args.gdb, args.cuda)
+    return SessionConfig(
+        mode=mode,
+        gdb=gdb,
+        cuda=bool(args.cuda),
+        ex=list(args.ex),
+        x_files=[os.path.abspath(p) for p in args.x_files],
+        nx=bool(args.nx),
+        debuginfod=bool(args.debuginfod),
+    )
+
+
+def _ui_options(args) -> UIOptions:
+    return UIOptions(
+        theme=args.theme,
+        keymap=args.keymap,
+        config=args.config,
+        break_on_exception=bool(getattr(args, "break_on_exception", False)),
+        break_on_failure=bool(getattr(args, "break_on_failure", False)),
+    )
+
+
+def cmd_run(args) -> int:
+    cwd = os.path.abspath(args.cwd) if args.cwd else None
+    if cwd and not os.path.isdir(cwd):
+        raise UsageError(f"--cwd {args.cwd}: no such directory")
+    cfg = _session_config(args, "run")
+    if args.module is not None:
+        target = python_target(args.python, None, args.module, args.target, cwd)
+    elif not args.target:
+        raise UsageError("nothing to run: give a program after --, a script.py, or -m MODULE")
+    else:
+        target = program_target(args.target, args.python, cwd)
+    cfg.program = target.program
+    cfg.args = target.args
+    cfg.cwd = cwd
+    cfg.python_target = target.python
+    cfg.agent = target.python and not args.no_agent
+    return run_ui(cfg, _ui_options(args))
+
+
+def cmd_attach(args) -> int:
+    if args.list:
+        from tuidbg.picker import format_process_list
+
+        print(format_process_list())
+        return 0
+    if args.pid is None:
+        if not sys.stdin.isatty() or not sys.stdout.isatty():
+            raise UsageError("attach needs a PID when not run in a terminal (tuidbg attach --list shows candidates)")
+        from tuidbg.ui.picker import pick_process
+
+        picked = pick_process()
+        if picked is None:
+            return 1
+        args.pid = str(picked)
+    pid = check_pid(args.pid)
+    cfg = _session_config(args, "attach")
+    cfg.pid = pid
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        cfg.python_target = os.path.basename(exe).startswith("python")
+    except OSError:
+        pass
+    cfg.agent = cfg.python_target
+    return run_ui(cfg, _ui_options(args))
+
+
+def cmd_core(args) -> int:
+    exe, core = check_core(args.exe, args.corefile)
+    cfg = _session_config(args, "core")
+    cfg.program = exe
+    cfg.core = core
+    cfg.load_gdbext = True
+    return run_ui(cfg, _ui_options(args))
+
+
+async def start_session(cfg):
+    """Start gdb and, for attach and core, the target; raise UsageError with gdb's reason."""
+    from tuidbg.engine.errors import EngineError, StartupError
+    from tuidbg.engine.session import DebugSession
+
+    session = DebugSession(cfg)
+    try:
+        await session.start()
+        if cfg.mode in ("attach", "core"):
+            await session.launch()
+    except (StartupError, EngineError) as exc:
+        await _close_quietly(session)
+        raise UsageError(str(exc)) from None
+    return session
+
+
+async def _close_quietly(session) -> None:
+    try:
+        await asyncio.wait_for(session.close(), 5)
+    except Exception:
+        pass
+
+
+def run_ui(cfg, ui: UIOptions) -> int:
+    from tuidbg import config as tconfig
+
+    settings = tconfig.load_settings(ui.config)  # bad config: UsageError before gdb starts
+    theme = tconfig.resolve_theme_name(ui.theme or settings.theme)
+    keymap = tconfig.load_keymap(ui.keymap or settings.keymap)
+
+    async def go() -> int:
+        session = await start_session(cfg)
+        from tuidbg.ui.app import TuidbgApp
+
+        app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)
+        try:
+            await app.run_async()
+        finally:
+            await _close_quietly(session)
+        return app.return_code or 0
+
+    return asyncio.run(go())

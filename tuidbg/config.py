@@ -1,0 +1,184 @@
+"""Settings, themes and keymaps: files, not code.
+
+Themes (``themes/*.toml``) and keymaps (``keymaps/*.toml``) ship inside the
+wheel (``tuidbg/_data``) and sit at the top of a source checkout; users add
+their own under ``$XDG_CONFIG_HOME/tuidbg/themes`` and ``.../keymaps``. The
+config file ``$XDG_CONFIG_HOME/tuidbg/config.toml`` chooses them::
+
+    theme = "tuidbg-light"
+    keymap = "vim"
+
+    [keys]              # per-id overrides on top of the chosen keymap
+    "exec.next" = "n,f10"
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tuidbg.launch import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10
+    import tomli as tomllib
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_THEME = "tuidbg-dark"
+DEFAULT_KEYMAP = "default"
+
+
+def config_home() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "tuidbg"
+
+
+def data_dirs(kind: str) -> list[Path]:
+    """Folders holding ``kind`` ("themes" or "keymaps"): the user's first, then the shipped ones."""
+    out = [config_home() / kind]
+    installed = PACKAGE_DIR / "_data" / kind
+    checkout = PACKAGE_DIR.parent / kind
+    for d in (installed, checkout):
+        if d.is_dir():
+            out.append(d)
+            break
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from exc
+
+
+@dataclass
+class Settings:
+    theme: str | None = None
+    keymap: str | None = None
+    keys: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def load_settings(path: str | None = None) -> Settings:
+    p = Path(path) if path else config_home() / "config.toml"
+    if not p.exists():
+        if path:
+            raise UsageError(f"--config {path}: no such file")
+        return Settings()
+    data = read_toml(p)
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise UsageError(f"{p}: [keys] must map binding ids to key strings")
+    theme = data.get("theme")
+    keymap = data.get("keymap")
+    for name, val in (("theme", theme), ("keymap", keymap)):
+        if val is not None and not isinstance(val, str):
+            raise UsageError(f"{p}: {name} must be a string")
+    return Settings(theme=theme, keymap=keymap, keys=dict(keys), path=p)
+
+
+# -- themes ---------------------------------------------------------------------------------------
+
+
+def theme_files() -> dict[str, Path]:
+    """Theme name -> file; a user's theme overrides a shipped one of the same name."""
+    found: dict[str, Path] = {}
+    for d in reversed(data_dirs("themes")):
+        if not d.is_dir():
+            continue
+        for f in sorted(d.glob("*.toml")):
+            try:
+                name = read_toml(f).get("name") or f.stem
+            except UsageError:
+                name = f.stem
+            found[str(name)] = f
+    return found
+
+
+def load_theme_data(path: Path) -> dict[str, Any]:
+    data = read_toml(path)
+    if "name" not in data:
+        data["name"] = path.stem
+    for key in ("primary",):
+        if key not in data:
+            raise UsageError(f"{path}: a theme needs at least '{key}'")
+    return data
+
+
+def resolve_theme_name(name: str | None) -> str:
+    if name is None:
+        return DEFAULT_THEME
+    if name.endswith(".toml") and os.path.exists(name):
+        return str(load_theme_data(Path(name))["name"])
+    themes = theme_files()
+    if name not in themes and name not in BUILTIN_TEXTUAL_THEMES:
+        avail = ", ".join(sorted(themes))
+        raise UsageError(f"unknown theme {name!r} (available: {avail})")
+    return name
+
+
+# Textual's own themes may be chosen too.
+BUILTIN_TEXTUAL_THEMES = {
+    "textual-dark",
+    "textual-light",
+    "nord",
+    "gruvbox",
+    "catppuccin-mocha",
+    "dracula",
+    "tokyo-night",
+    "monokai",
+    "flexoki",
+    "catppuccin-latte",
+    "solarized-light",
+    "textual-ansi",
+}
+
+
+# -- keymaps ------------------------------------------------------------------------------------
+
+
+def keymap_files() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for d in reversed(data_dirs("keymaps")):
+        if not d.is_dir():
+            continue
+        for f in sorted(d.glob("*.toml")):
+            found[f.stem] = f
+    return found
+
+
+@dataclass
+class Keymap:
+    name: str
+    keys: dict[str, str]
+    path: Path | None = None
+
+
+def load_keymap(name: str | None, overrides: dict[str, str] | None = None) -> Keymap:
+    """A keymap by name (default, vscode, vim, a user's) or path; ``[keys]`` maps binding ids to keys."""
+    name = name or DEFAULT_KEYMAP
+    if name.endswith(".toml"):
+        path = Path(name)
+        if not path.exists():
+            raise UsageError(f"--keymap {name}: no such file")
+    else:
+        files = keymap_files()
+        if name not in files:
+            raise UsageError(f"unknown keymap {name!r} (available: {', '.join(sorted(files))})")
+        path = files[name]
+    data = read_toml(path)
+    keys = data.get("keys")
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise UsageError(f"{path}: a keymap needs a [keys] table of binding id = \"key1,key2\"")
+    merged = dict(keys)
+    if overrides:
+        merged.update(overrides)
+    return Keymap(name=str(data.get("name", path.stem)), keys=merged, path=path)

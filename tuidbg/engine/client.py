@@ -1,0 +1,217 @@
+"""MIClient: token-numbered commands over a transport, results as awaitables.
+
+Results complete the future of their token. Everything else (exec and notify
+records, stream output, non-MI text) goes to one listener. Stream output that
+arrives while commands are pending is also collected for the oldest of them,
+because gdb answers commands in order: that is how a console command gets its
+text back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tuidbg.engine import mi
+from tuidbg.engine.errors import GdbExited, MIError, Timeout
+from tuidbg.engine.transport import Line, Transport
+
+# Lines above this size are parsed in a worker thread so the event loop stays free.
+_PARSE_IN_THREAD = 256 * 1024
+
+# Called with every record that is not the result of a pending command. The flag
+# tells that the record is stream output of a command sent with quiet=True
+# (tuidbg's own queries, whose text the user's console should not show).
+Listener = Callable[[mi.MIRecord, bool], None]
+
+
+@dataclass
+class _Pending:
+    command: str
+    future: asyncio.Future
+    output: list[mi.MIRecord] = field(default_factory=list)
+    sent_at: float = 0.0
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    """A command's ``^done``/``^running``/... record and the stream output it produced."""
+
+    record: mi.MIRecord
+    output: tuple[mi.MIRecord, ...] = ()
+
+    @property
+    def cls(self) -> str:
+        return self.record.cls
+
+    @property
+    def payload(self) -> dict:
+        return self.record.results
+
+    def get(self, key: str, default=None):
+        return self.record.results.get(key, default)
+
+    def console_text(self) -> str:
+        return "".join(r.text for r in self.output if r.kind == mi.CONSOLE)
+
+    def all_text(self) -> str:
+        return "".join(r.text for r in self.output if r.kind in (mi.CONSOLE, mi.LOG, mi.TARGET))
+
+
+class MIClient:
+    def __init__(self, transport: Transport, listener: Listener | None = None) -> None:
+        self.transport = transport
+        self._listener: Listener = listener or (lambda rec, quiet: None)
+        self._tokens = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._reader: asyncio.Task | None = None
+        self.exited: GdbExited | None = None
+        self._exit_event = asyncio.Event()
+        self.on_exit: Callable[[GdbExited], None] | None = None
+        self.lines_read = 0
+
+    def set_listener(self, listener: Listener) -> None:
+        self._listener = listener
+
+    async def start(self) -> None:
+        await self.transport.start()
+        self._reader = asyncio.ensure_future(self._read_loop())
+
+    @property
+    def alive(self) -> bool:
+        return self.exited is None
+
+    async def wait_exit(self) -> GdbExited:
+        await self._exit_event.wait()
+        assert self.exited is not None
+        return self.exited
+
+    async def _read_loop(self) -> None:
+        try:
+            async for line in self.transport.lines():
+                self.lines_read += 1
+                if len(line) > _PARSE_IN_THREAD:
+                    rec = await asyncio.get_running_loop().run_in_executor(None, mi.parse_line, line)
+                else:
+                    rec = mi.parse_line(line)
+                if isinstance(line, Line) and line.truncated:
+                    rec = self._truncated(line, rec)
+                if rec is not None:
+                    self._dispatch(rec)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken pipe or decoder bug must still fail pending commands
+            reason = f"lost the connection to gdb: {type(exc).__name__}: {exc}"
+            await self._finish(reason)
+            return
+        await self._finish(None)
+
+    def _truncated(self, line: Line, rec: mi.MIRecord | None) -> mi.MIRecord:
+        m = mi._PREFIX_RE.match(line)
+        token = int(m.group(1)) if m and m.group(1) else None
+        msg = (
+            f"gdb's reply was {line.full_length:,} bytes, over tuidbg's limit of "
+            f"{len(line):,}; ask for less (fewer frames, fewer children, set print elements)"
+        )
+        if m and m.group(2) == "^":
+            return mi.MIRecord(mi.RESULT, cls="error", payload={"msg": msg}, token=token, raw=line[:200])
+        return mi.MIRecord(mi.TEXT, payload=line[:2000] + "…", raw=line[:200], error=msg)
+
+    def _dispatch(self, rec: mi.MIRecord) -> None:
+        if rec.kind == mi.RESULT and rec.token is not None and rec.token in self._pending:
+            pend = self._pending.pop(rec.token)
+            if not pend.future.done():
+                pend.future.set_result(Result(rec, tuple(pend.output)))
+            if rec.cls != "running":
+                return
+            # ^running may come before or after *running: the listener sees it in
+            # stream order, so the state machine never misses a resume.
+        quiet = False
+        if rec.kind in mi.STREAM_KINDS or rec.kind == mi.TEXT:
+            if self._pending:
+                owner = self._pending[min(self._pending)]
+                owner.output.append(rec)
+                quiet = owner.quiet
+        try:
+            self._listener(rec, quiet)
+        except Exception as exc:  # a listener bug must not kill the reader
+            import logging
+
+            logging.getLogger("tuidbg.engine").exception("listener failed on %r: %s", rec, exc)
+
+    async def _finish(self, reason: str | None) -> None:
+        if reason is None:
+            reason = await self.transport.exit_reason()
+        tail = self.transport.stderr_tail()
+        err = GdbExited(reason, tail)
+        self.exited = err
+        pending, self._pending = self._pending, {}
+        for pend in pending.values():
+            if not pend.future.done():
+                pend.future.set_exception(GdbExited(reason, tail))
+        self._exit_event.set()
+        if self.on_exit is not None:
+            try:
+                self.on_exit(err)
+            except Exception:
+                import logging
+
+                logging.getLogger("tuidbg.engine").exception("on_exit callback failed")
+
+    def send_nowait(self, command: str, quiet: bool = False) -> tuple[int, asyncio.Future]:
+        if self.exited is not None:
+            raise GdbExited(self.exited.reason, self.exited.stderr_tail)
+        token = next(self._tokens)
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._pending[token] = _Pending(command, fut, sent_at=time.monotonic(), quiet=quiet)
+        try:
+            self.transport.write(f"{token}{command}")
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            self._pending.pop(token, None)
+            raise GdbExited(f"cannot write to gdb: {exc}", self.transport.stderr_tail()) from exc
+        return token, fut
+
+    async def send(
+        self, command: str, timeout: float | None = 30.0, check: bool = True, quiet: bool = False
+    ) -> Result:
+        """Send one MI command and wait for its result.
+
+        Raises MIError on ``^error`` (unless ``check`` is False), Timeout when no
+        result came within ``timeout`` seconds, GdbExited when gdb is gone.
+        """
+        token, fut = self.send_nowait(command, quiet)
+        try:
+            await self.transport.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the reader sees EOF and fails the future with the exit reason
+        try:
+            if timeout is None:
+                res: Result = await fut
+            else:
+                res = await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except asyncio.TimeoutError:
+            self._pending.pop(token, None)
+            raise Timeout(command, timeout or 0) from None
+        except asyncio.CancelledError:
+            self._pending.pop(token, None)
+            raise
+        if check and res.record.cls == "error":
+            payload = res.record.results
+            raise MIError(str(payload.get("msg", "gdb reported an error")), command, payload.get("code"))
+        return res
+
+    @property
+    def pending_commands(self) -> list[str]:
+        return [p.command for p in self._pending.values()]
+
+    async def close(self) -> None:
+        await self.transport.close()
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(self._reader, 3.0)
+            except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                self._reader.cancel()

@@ -1,0 +1,228 @@
+"""Turning what the user typed into something gdb can debug, with one-line errors.
+
+Every check here raises ``UsageError`` with a message meant for the user; the
+CLI prints it as ``tuidbg: <message>`` and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+from tuidbg.engine.session import ptrace_scope, tracer_of
+
+
+class UsageError(Exception):
+    """Bad input from the user; the message is one line."""
+
+
+ELF_MAGIC = b"\x7fELF"
+
+
+@dataclass
+class Target:
+    program: str
+    args: list[str] = field(default_factory=list)
+    python: bool = False
+    description: str = ""
+
+
+def find_gdb(gdb: str | None, cuda: bool) -> str:
+    """The gdb (or cuda-gdb) to run, as an absolute path."""
+    if gdb:
+        path = shutil.which(gdb) if os.sep not in gdb else gdb
+        if not path or not os.path.exists(path):
+            raise UsageError(f"--gdb {gdb}: no such program")
+        if not os.access(path, os.X_OK) or os.path.isdir(path):
+            raise UsageError(f"--gdb {gdb}: not an executable file")
+        return os.path.abspath(path)
+    if cuda:
+        path = shutil.which("cuda-gdb")
+        if path is None:
+            for cand in ("/usr/local/cuda/bin/cuda-gdb", "/usr/bin/cuda-gdb", "/opt/cuda/bin/cuda-gdb"):
+                if os.access(cand, os.X_OK):
+                    path = cand
+                    break
+        if path is None:
+            raise UsageError(
+                "--cuda: cuda-gdb not found on PATH or in /usr/local/cuda/bin; install the CUDA toolkit's "
+                "debugger (Debian: apt-get install nvidia-cuda-gdb, from the non-free component) or pass --gdb PATH"
+            )
+        return path
+    path = shutil.which("gdb")
+    if path is None:
+        raise UsageError(
+            "gdb is not installed: install it with 'apt-get install gdb' (Debian/Ubuntu), "
+            "'dnf install gdb' (Fedora/RHEL) or 'conda install -c conda-forge gdb'"
+        )
+    return path
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == ELF_MAGIC
+    except OSError:
+        return False
+
+
+def _shebang(path: str) -> list[str] | None:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return line.split() if line else None
+
+
+def _resolve_executable(name: str) -> str:
+    if os.sep in name:
+        path = name
+    else:
+        found = shutil.which(name)
+        if found is None:
+            if os.path.exists(name):
+                raise UsageError(f"{name}: not on PATH; to run the file in this directory, write ./{name}")
+            raise UsageError(f"{name}: program not found")
+        path = found
+    if not os.path.exists(path):
+        raise UsageError(f"{name}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"{name}: is a directory, not a program")
+    if not os.access(path, os.X_OK):
+        raise UsageError(f"{name}: not executable (chmod +x it, or run it through its interpreter)")
+    return os.path.abspath(path)
+
+
+def resolve_python(python: str | None, cwd: str | None = None) -> str:
+    """The real interpreter behind ``python3`` (or --python): pyenv shims and wrappers are scripts gdb cannot debug."""
+    name = python or "python3"
+    path = _resolve_executable(name) if (os.sep in name or shutil.which(name)) else None
+    if path is None:
+        raise UsageError(
+            f"{name}: no Python interpreter found on PATH; pass --python PATH"
+            if not python
+            else f"--python {python}: no such program"
+        )
+    if _is_elf(path):
+        return path
+    # A shim or wrapper: ask it which interpreter it runs (sys.executable keeps venv paths).
+    try:
+        out = subprocess.run(
+            [path, "-c", "import sys; print(sys.executable)"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=cwd,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"{name}: cannot run it to find the interpreter ({exc})") from exc
+    real = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
+    if not real or not _is_elf(real):
+        raise UsageError(f"{name} ({path}) is not a Python interpreter gdb can run; pass --python PATH")
+    return real
+
+
+def python_target(python: str | None, script: str | None, module: str | None, args: list[str], cwd: str | None) -> Target:
+    interp = resolve_python(python, cwd)
+    if module is not None:
+        if not module:
+            raise UsageError("-m needs a module name")
+        return Target(interp, ["-m", module] + args, python=True, description=f"python -m {module}")
+    assert script is not None
+    where = os.path.join(cwd, script) if cwd and not os.path.isabs(script) else script
+    if not os.path.exists(where):
+        raise UsageError(f"{script}: no such file")
+    if os.path.isdir(where) and not os.path.exists(os.path.join(where, "__main__.py")):
+        raise UsageError(f"{script}: is a directory without __main__.py")
+    return Target(interp, [script] + args, python=True, description=f"python {script}")
+
+
+def program_target(argv: list[str], python: str | None, cwd: str | None) -> Target:
+    """``tuidbg run -- PROGRAM ARGS`` (or ``tuidbg run ./a.out``)."""
+    if not argv or not argv[0]:
+        raise UsageError("nothing to run: give a program after --, a script.py, or -m MODULE")
+    name, args = argv[0], argv[1:]
+    if name.endswith(".py") and not (os.access(name, os.X_OK) and _is_elf(name)):
+        return python_target(python, name, None, args, cwd)
+    path = _resolve_executable(name)
+    if _is_elf(path):
+        return Target(path, args, python=_looks_like_python(path), description=os.path.basename(path))
+    bang = _shebang(path)
+    if bang:
+        interp, rest = bang[0], bang[1:]
+        if os.path.basename(interp) == "env" and rest:
+            interp, rest = rest[0], rest[1:]
+        if os.path.basename(interp).startswith("python"):
+            real = resolve_python(python or interp, cwd)
+            return Target(real, rest + [path] + args, python=True, description=f"python {os.path.basename(path)}")
+        raise UsageError(
+            f"{name} is a script for {interp}, not a program; debug its interpreter: "
+            f"tuidbg run -- {interp} {name} ..."
+        )
+    raise UsageError(f"{name}: not an executable gdb can run (not ELF)")
+
+
+def _looks_like_python(path: str) -> bool:
+    base = os.path.basename(path)
+    return base.startswith("python") or base.startswith("pypy")
+
+
+def check_pid(text: str) -> int:
+    try:
+        pid = int(text, 10)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a process ID (a positive number)") from None
+    if pid <= 0:
+        raise UsageError(f"{text!r} is not a process ID (a positive number)")
+    if not os.path.exists(f"/proc/{pid}"):
+        raise UsageError(f"no process with ID {pid}")
+    if pid == os.getpid():
+        raise UsageError("tuidbg cannot attach to itself")
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = f.read()
+        if "\nState:\tZ" in status:
+            raise UsageError(f"process {pid} is a zombie (it has exited); there is nothing to attach to")
+    except OSError:
+        pass
+    tracer = tracer_of(pid)
+    if tracer:
+        raise UsageError(f"process {pid} is already traced by process {tracer} (a debugger or strace); detach that first")
+    if ptrace_scope() == 3:
+        raise UsageError(
+            "ptrace attach is disabled on this machine (kernel.yama.ptrace_scope is 3, until reboot); "
+            "start the program under tuidbg instead: tuidbg run -- PROGRAM"
+        )
+    return pid
+
+
+def check_core(exe: str, core: str) -> tuple[str, str]:
+    for label, path in (("executable", exe), ("core file", core)):
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no such file ({label})")
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory, not a {label}")
+        if not os.access(path, os.R_OK):
+            raise UsageError(f"{path}: not readable ({label})")
+    if not _is_elf(exe):
+        raise UsageError(f"{exe}: not an ELF executable")
+    try:
+        with open(core, "rb") as f:
+            head = f.read(18)
+    except OSError as exc:
+        raise UsageError(f"{core}: cannot read it ({exc.strerror})") from exc
+    if head[:4] != ELF_MAGIC or len(head) < 18 or int.from_bytes(head[16:18], "little") != 4:
+        raise UsageError(f"{core}: not an ELF core file")
+    return os.path.abspath(exe), os.path.abspath(core)
+
+
+def check_files(paths: list[str], what: str) -> None:
+    for p in paths:
+        if not os.path.isfile(p):
+            raise UsageError(f"{what} {p}: no such file")
