@@ -159,6 +159,9 @@ class DebugSession:
         self._closing = False
         self.gdbext_loaded = False
         self.cuda_workaround_applied = False
+        from tuidbg.engine.extensions import default_extensions
+
+        self.extensions: list[Any] = default_extensions(config)
 
     # -- state and listeners ------------------------------------------------------------------
 
@@ -274,6 +277,10 @@ class DebugSession:
             await self._user_console(f"source {path}")
         for command in cfg.ex:
             await self._user_console(command)
+        for ext in self.extensions:
+            hook = getattr(ext, "on_configure", None)
+            if hook is not None:
+                await hook(self)
 
     async def _user_console(self, command: str) -> None:
         """A start-up command from -ex/-x: its output goes to the console, an error does not stop us."""
@@ -307,6 +314,10 @@ class DebugSession:
                 raise StartupError(f"gdb cannot open core file {cfg.core}: {exc.message}") from exc
             # A core has no *stopped record: make one from what gdb selected.
             await self._synthesize_stop("core file")
+        for ext in self.extensions:
+            hook = getattr(ext, "on_launch", None)
+            if hook is not None:
+                await hook(self)
 
     async def _synthesize_stop(self, reason: str) -> None:
         res = await self.cmd("-stack-info-frame", check=False)

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Everything tuidbg needs on a fresh Debian machine, idempotent and non-interactive.
+#
+#   scripts/setup.sh          tuidbg itself: gdb, a C compiler (for the demo), .venv
+#   scripts/setup.sh --test   also what the test suite needs: tmux, cuda-gdb (non-free),
+#                             the test Python packages, and a Python 3.11 venv with
+#                             PyTorch 2.13.0 (CPU) in .venv-torch
+#
+# Runs as root, or through sudo when it is available.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO=""; fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt_updated=0
+apt_install() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
+        say "missing Debian packages: ${missing[*]} (run as root or install them)"; return 1
+    fi
+    if [ $apt_updated = 0 ]; then
+        say "apt-get update"
+        $SUDO apt-get update -qq </dev/null >/dev/null
+        apt_updated=1
+    fi
+    say "installing ${missing[*]}"
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
+}
+
+enable_non_free() {
+    # cuda-gdb is in Debian's non-free component; add it in a source list of our own.
+    local list=/etc/apt/sources.list.d/tuidbg-non-free.sources
+    if ! grep -rqsE '^(Components|deb ).*non-free( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
+        local codename
+        codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
+        say "adding Debian's non-free component ($list)"
+        $SUDO tee "$list" >/dev/null <<EOF
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: $codename $codename-updates
+Components: non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+        apt_updated=0
+    fi
+}
+
+pkgs=(gdb gcc g++ make binutils python3 python3-venv python3-dev procps ca-certificates)
+[ $want_test = 1 ] && pkgs+=(tmux file util-linux)
+apt_install "${pkgs[@]}"
+
+if [ $want_test = 1 ]; then
+    if ! command -v cuda-gdb >/dev/null 2>&1; then
+        enable_non_free
+        apt_install nvidia-cuda-gdb || say "nvidia-cuda-gdb could not be installed: the cuda-gdb tests will say so"
+    fi
+fi
+
+# The Python that runs tuidbg: python3 from PATH if it is >= 3.9 and has venv, else Debian's.
+py=""
+for cand in python3 /usr/bin/python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+        py="$cand"; break
+    fi
+done
+[ -n "$py" ] || { say "no Python >= 3.9 with venv found"; exit 1; }
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys' 2>/dev/null; then
+    say "creating .venv with $("$py" -c 'import sys; print(sys.executable)')"
+    rm -rf .venv
+    "$py" -m venv .venv
+fi
+stamp=.venv/.tuidbg-installed
+extras=""
+[ $want_test = 1 ] && extras="[test]"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || ! grep -qx "$extras" "$stamp" 2>/dev/null; then
+    say "installing tuidbg$extras into .venv"
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"
+    printf '%s\n' "$extras" > "$stamp"
+fi
+
+if [ $want_test = 1 ]; then
+    # PyTorch for the mixed-stack test: CPU wheel 2.13.0 for Python 3.11 (never another
+    # spelling: those pull several GB of CUDA wheels).
+    torch_py=""
+    for cand in /usr/bin/python3.11 "$(command -v python3.11 || true)"; do
+        if [ -n "$cand" ] && [ -x "$cand" ] && "$cand" -c 'import venv, ensurepip' 2>/dev/null; then torch_py="$cand"; break; fi
+    done
+    if [ -z "$torch_py" ]; then
+        say "no Python 3.11 with venv: the PyTorch tests will say so"
+    elif [ ! -f .venv-torch/.torch-installed ]; then
+        say "creating .venv-torch with $torch_py and torch==2.13.0 (CPU)"
+        rm -rf .venv-torch
+        "$torch_py" -m venv .venv-torch
+        if .venv-torch/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0; then
+            touch .venv-torch/.torch-installed
+        else
+            say "torch==2.13.0 could not be installed: the PyTorch tests will say so"
+        fi
+    fi
+fi
+say "ready"

@@ -1,0 +1,23 @@
+"""Parts of the engine that plug into a session: Python stacks, the Python agent, CUDA.
+
+An extension is any object with some of these async methods, called in order:
+
+- ``on_configure(session)``: gdb is up and configured, the program is loaded but
+  not started (run), or not attached yet (attach), or the core not opened (core).
+- ``on_launch(session)``: the program was started, attached to, or the core opened.
+
+Extensions register what they need on the session (``refresh_stages``,
+``stop_hooks``, ``state`` extras) from those methods.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tuidbg.engine.session import SessionConfig
+
+
+def default_extensions(config: "SessionConfig") -> list[Any]:
+    exts: list[Any] = []
+    return exts
