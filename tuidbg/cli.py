@@ -286,7 +286,7 @@ def run_ui(cfg, ui: UIOptions) -> int:
 
     settings = tconfig.load_settings(ui.config)  # bad config: UsageError before gdb starts
     theme = tconfig.resolve_theme_name(ui.theme or settings.theme)
-    keymap = tconfig.load_keymap(ui.keymap or settings.keymap)
+    keymap = tconfig.load_keymap(ui.keymap or settings.keymap, settings.keys)
 
     async def go() -> int:
         session = await start_session(cfg)

@@ -119,27 +119,12 @@ def resolve_theme_name(name: str | None) -> str:
     if name.endswith(".toml") and os.path.exists(name):
         return str(load_theme_data(Path(name))["name"])
     themes = theme_files()
-    if name not in themes and name not in BUILTIN_TEXTUAL_THEMES:
+    from textual.theme import BUILTIN_THEMES
+
+    if name not in themes and name not in BUILTIN_THEMES:
         avail = ", ".join(sorted(themes))
         raise UsageError(f"unknown theme {name!r} (available: {avail})")
     return name
-
-
-# Textual's own themes may be chosen too.
-BUILTIN_TEXTUAL_THEMES = {
-    "textual-dark",
-    "textual-light",
-    "nord",
-    "gruvbox",
-    "catppuccin-mocha",
-    "dracula",
-    "tokyo-night",
-    "monokai",
-    "flexoki",
-    "catppuccin-latte",
-    "solarized-light",
-    "textual-ansi",
-}
 
 
 # -- keymaps ------------------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""Helpers for driving TuidbgApp with Pilot against real gdb sessions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+from tuidbg.engine.session import DebugSession, SessionConfig
+from tuidbg.engine.state import ProcessState
+
+
+def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
+    """An app on an unstarted session: the app starts gdb and the program itself."""
+    from tuidbg import config as tconfig
+    from tuidbg.ui.app import TuidbgApp
+
+    cfg.setdefault("nx", True)
+    cfg.setdefault("mode", "run")
+    session = DebugSession(SessionConfig(**cfg))
+    return TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
+
+
+async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.05)
+
+
+async def until_stopped(pilot, timeout: float = 30.0, generation: int | None = None) -> None:
+    """The program stopped (a newer stop than ``generation``) and the panes show it."""
+    app = pilot.app
+
+    def done() -> bool:
+        st = app.state
+        if st.process is not ProcessState.STOPPED:
+            return False
+        if generation is not None and st.generation <= generation:
+            return False
+        task = app.session._refresh_task
+        return (task is None or task.done()) and app.session.state is st
+
+    await until(pilot, done, timeout, "the program to stop")
+    await pilot.pause(0.1)
+
+
+async def press_and_stop(pilot, *keys: str, timeout: float = 30.0) -> None:
+    gen = pilot.app.state.generation
+    await pilot.press(*keys)
+    await until_stopped(pilot, timeout, generation=gen)
+
+
+def log_text(app, widget_id: str) -> str:
+    from tuidbg.ui.panes.textlog import TextLog
+
+    return "\n".join(app.query_one(f"#{widget_id}", TextLog).lines())

@@ -1,0 +1,930 @@
+"""TuidbgApp: the one place where engine events become Textual messages.
+
+The session's listeners (state, program output, console output) post messages
+or fill buffers that a 50 ms timer flushes, so a flood of output is written in
+batches. Panes are small widgets that each own one view of the state; key
+presses run actions that await session operations in workers, and any error
+they raise is shown in the UI (a notification and the status line), never as a
+traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.theme import Theme
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from tuidbg import config as tconfig
+from tuidbg.engine import mi
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError
+from tuidbg.engine.session import DebugSession
+from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.ui import bindings
+from tuidbg.ui.panes.frames import CppFramesPane, PyFramesPane
+from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
+from tuidbg.ui.panes.source import BreakpointMark, SourceView
+from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
+from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, WatchPane
+from tuidbg.ui.screens.modals import (
+    GdbExitedScreen,
+    HelpScreen,
+    OpenFileScreen,
+    PromptScreen,
+    QuitScreen,
+    ValueScreen,
+)
+from tuidbg.ui.text import shorten_path, visible
+
+log = logging.getLogger("tuidbg.ui")
+
+NARROW_WIDTH = 100
+NARROW_HEIGHT = 30
+
+# pane name -> (widget id to focus, group id, tab id)
+PANES = {
+    "source": ("source", None, None),
+    "python": ("py-list", "stack-group", "tab-stack"),
+    "cpp": ("cpp-list", "stack-group", "tab-stack"),
+    "threads": ("threads", "stack-group", "tab-threads"),
+    "cuda": ("cuda", "stack-group", "tab-cuda"),
+    "locals": ("locals", "vars-group", "tab-locals"),
+    "watch": ("watch", "vars-group", "tab-watch"),
+    "breakpoints": ("breakpoints", "vars-group", "tab-breakpoints"),
+    "console": ("console-input", "io-group", "tab-console"),
+    "output": ("output-input", "io-group", "tab-output"),
+}
+GROUP_CLASS = {"stack-group": "-show-stack", "vars-group": "-show-vars", "io-group": "-show-io"}
+
+THEME_VARIABLE_DEFAULTS = {
+    "pc-line-background": "#4a3f1f",
+    "caller-line-background": "#33301f",
+    "cursor-line-background": "#25303b",
+    "source-keyword": "#FF8F40",
+    "source-type": "#59C2FF",
+    "source-string": "#AAD94C",
+    "source-comment": "#7a8390",
+    "source-number": "#D2A6FF",
+    "source-function": "#FFB454",
+    "source-builtin": "#F07178",
+    "source-operator": "#F29668",
+    "source-preproc": "#E6B673",
+    "source-match": "#4D5566",
+    "python-frame": "#7FD962",
+}
+
+_THEME_FIELDS = {
+    "name", "primary", "secondary", "warning", "error", "success", "accent", "foreground",
+    "background", "surface", "panel", "boost", "dark", "luminosity_spread", "text_alpha", "variables", "ansi",
+}
+
+
+def theme_from_file(path: Path) -> Theme:
+    data = tconfig.load_theme_data(path)
+    unknown = set(data) - _THEME_FIELDS
+    if unknown:
+        raise tconfig.UsageError(f"{path}: unknown theme fields {sorted(unknown)}")
+    return Theme(**data)
+
+
+class StateChanged(Message):
+    def __init__(self, state: DebuggerState) -> None:
+        super().__init__()
+        self.state = state
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StateChanged)
+
+
+@dataclass
+class _Pending:
+    output: bytearray
+    console: list[mi.MIRecord]
+
+
+class StatusLine(Static):
+    pass
+
+
+class TuidbgApp(App[int], inherit_bindings=False):
+    CSS_PATH = "app.tcss"
+    TITLE = "tuidbg"
+    BINDINGS = bindings.global_bindings()
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(
+        self,
+        session: DebugSession,
+        theme: str | None = None,
+        keymap: tconfig.Keymap | None = None,
+        settings: tconfig.Settings | None = None,
+        ui_options: Any = None,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.settings = settings or tconfig.Settings()
+        self.keymap_info = keymap or tconfig.load_keymap(None, self.settings.keys)
+        self._theme_name = theme or tconfig.DEFAULT_THEME
+        self.ui_options = ui_options
+        self.state: DebuggerState = session.state
+        self._pending = _Pending(bytearray(), [])
+        self.narrow = False
+        self._last_process: ProcessState | None = None
+        self._gdb_exit_shown = False
+        self._shown: tuple[str | None, int | None] = (None, None)
+        self._user_file: str | None = None  # a file the user opened, shown until the next stop
+        self.merged = False
+        self._quitting = False
+
+    # -- composition ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Grid(id="main"):
+            with Vertical(id="source-pane"):
+                yield Static(Content("Source"), id="source-title", classes="pane-title")
+                yield SourceView(id="source")
+            with TabbedContent(id="stack-group", initial="tab-stack"):
+                with TabPane("Stack", id="tab-stack"):
+                    with Vertical(id="stack-box"):
+                        with Vertical(id="py-box"):
+                            yield Static(Content("Python frames"), id="py-title", classes="pane-title")
+                            yield PyFramesPane(id="py-frames")
+                        with Vertical(id="cpp-box"):
+                            yield Static(Content("C++ frames"), id="cpp-title", classes="pane-title")
+                            yield CppFramesPane(id="cpp-frames")
+                with TabPane("Threads", id="tab-threads"):
+                    yield ThreadsPane(id="threads")
+            with TabbedContent(id="vars-group", initial="tab-locals"):
+                with TabPane("Locals", id="tab-locals"):
+                    yield LocalsPane(id="locals")
+                with TabPane("Watch", id="tab-watch"):
+                    yield WatchPane(id="watch")
+                with TabPane("Breakpoints", id="tab-breakpoints"):
+                    yield BreakpointsPane(id="breakpoints")
+            with TabbedContent(id="io-group", initial="tab-console"):
+                with TabPane("Console", id="tab-console"):
+                    yield ConsolePane(id="console")
+                with TabPane("Output", id="tab-output"):
+                    yield OutputPane(id="output")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._register_themes()
+        self._apply_theme(self._theme_name)
+        self.set_keymap(self.keymap_info.keys)
+        for w in self.query(VariablesTree):
+            w.session = self.session
+        self.session.on_state(self._on_engine_state)
+        self.session.on_program_output(self._on_engine_output)
+        self.session.on_console(self._on_engine_console)
+        self.set_interval(0.05, self._flush)
+        self._layout(self.size.width, self.size.height)
+        if self.session.client is not None:
+            self._write_console_intro()
+        self._apply_state(self.session.state)
+        self._start_session()
+
+    def _register_themes(self) -> None:
+        for name, path in tconfig.theme_files().items():
+            try:
+                self.register_theme(theme_from_file(path))
+            except Exception as exc:  # a broken user theme must not stop the debugger
+                self.notify(f"theme {path}: {exc}", severity="warning", markup=False)
+
+    def _apply_theme(self, name: str) -> None:
+        if name.endswith(".toml") and os.path.exists(name):
+            theme = theme_from_file(Path(name))
+            self.register_theme(theme)
+            name = theme.name
+        try:
+            self.theme = name
+        except Exception as exc:
+            self.notify(f"theme {name!r}: {exc}; using {tconfig.DEFAULT_THEME}", severity="warning", markup=False)
+            self.theme = tconfig.DEFAULT_THEME
+
+    def _write_console_intro(self) -> None:
+        console = self.query_one(ConsolePane)
+        info = self.session.info
+        lines = []
+        if info.version:
+            lines.append(f"{'cuda-gdb' if info.is_cuda else 'gdb'} {info.version_text}; debugging {self.session.config.describe()}")
+        for msg in self.session.startup_messages:
+            lines += [l for l in msg.splitlines() if l.strip()]
+        lines.append("Type gdb commands here; :help lists tuidbg's own (:e FILE, :w EXPR, :theme, :keymap, :q).")
+        console.log_widget.write_lines(lines, style="note")
+
+    @work(group="session", exit_on_error=False)
+    async def _start_session(self) -> None:
+        s = self.session
+        try:
+            if s.client is None:
+                await s.start()
+                self._write_console_intro()
+            if s.config.mode == "run" and not s.state.has_process and s.state.process is ProcessState.NOT_STARTED:
+                self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
+                await s.launch()
+        except (StartupError, EngineError) as exc:
+            self._error(str(exc))
+
+    # -- engine -> UI ---------------------------------------------------------------------------
+
+    def _on_engine_state(self, state: DebuggerState) -> None:
+        self.post_message(StateChanged(state))
+
+    def _on_engine_output(self, data: bytes) -> None:
+        self._pending.output += data
+
+    def _on_engine_console(self, rec: mi.MIRecord) -> None:
+        self._pending.console.append(rec)
+
+    def _flush(self) -> None:
+        if self._pending.output:
+            data = bytes(self._pending.output)
+            self._pending.output.clear()
+            self.query_one(OutputPane).feed(data)
+        if self._pending.console:
+            recs, self._pending.console = self._pending.console, []
+            log_w = self.query_one(ConsolePane).log_widget
+            for style, group in _group_console(recs):
+                log_w.write_lines(group, style=style)
+
+    def on_state_changed(self, message: StateChanged) -> None:
+        self._apply_state(message.state)
+
+    def _apply_state(self, state: DebuggerState) -> None:
+        prev = self.state
+        self.state = state
+        with self.batch_update():
+            self._update_status(state)
+            self._update_stacks(state)
+            self.query_one(ThreadsPane).update_state(state)
+            self._update_locals(state)
+            self.query_one(WatchPane).update_state(state)
+            self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
+            self._update_source(state, prev)
+        self._notice_transitions(prev, state)
+        self.refresh_bindings()
+
+    def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
+        out = self.query_one(OutputPane)
+        if prev.process is not state.process:
+            if state.process is ProcessState.EXITED and prev.process in (ProcessState.RUNNING, ProcessState.STOPPED):
+                self._flush()
+                out.note(f"── the program {state.exit_description or 'exited'}")
+            elif state.process is ProcessState.DETACHED:
+                out.note("── detached; the process runs on")
+            elif state.process is ProcessState.GDB_EXITED and not self._gdb_exit_shown and not self._quitting:
+                self._gdb_exit_shown = True
+                self._flush()
+                self.query_one(ConsolePane).log_widget.write_lines([f"gdb is gone: {state.gdb_exit}"], style="error")
+                self.push_screen(GdbExitedScreen(state.gdb_exit or "gdb exited"), self._after_gdb_exit)
+
+    # -- status line ------------------------------------------------------------------------------
+
+    def _update_status(self, state: DebuggerState) -> None:
+        status = self.query_one(StatusLine)
+        for cls in ("-running", "-stopped", "-exited", "-dead"):
+            status.remove_class(cls)
+        parts: list[Any] = []
+        p = state.process
+        if p is ProcessState.RUNNING:
+            status.add_class("-running")
+            parts.append(("● running", "bold"))
+            if state.activity:
+                parts.append(f" — gdb: {visible(state.activity)}")
+            parts.append("   ctrl+c interrupts")
+        elif p is ProcessState.STOPPED:
+            status.add_class("-stopped")
+            stop = state.stop
+            why = stop.describe() if stop else "stopped"
+            parts.append(("■ stopped: ", "bold"))
+            parts.append((visible(why), "bold"))
+            fr = state.frames[0] if state.frames else (stop.frame if stop else None)
+            if fr is not None:
+                where = fr.func or fr.addr
+                if fr.file and fr.line is not None:
+                    where += f" at {fr.file.rsplit('/', 1)[-1]}:{fr.line}"
+                parts.append(f"  in {visible(where)}")
+            rv = stop.payload.get("return-value") if stop else None
+            if rv is not None:
+                parts.append(f" → returned {visible(str(rv))[:80]}")
+            if state.selected_thread:
+                parts.append(f"   thread {state.selected_thread}")
+                if state.selected_frame:
+                    parts.append(f", frame {state.selected_frame}")
+        elif p is ProcessState.EXITED:
+            status.add_class("-exited")
+            parts.append((f"program {state.exit_description or 'exited'}", "bold"))
+            if self.session.config.mode == "run":
+                parts.append("   R runs it again")
+        elif p is ProcessState.DETACHED:
+            status.add_class("-exited")
+            parts.append(("detached", "bold"))
+        elif p is ProcessState.GDB_EXITED:
+            status.add_class("-dead")
+            parts.append((f"gdb exited: {visible(state.gdb_exit or '')}", "bold"))
+        else:
+            parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
+        status.update(Content.assemble(*parts))
+
+    # -- stacks ------------------------------------------------------------------------------------
+
+    def _update_stacks(self, state: DebuggerState) -> None:
+        cpp = self.query_one(CppFramesPane)
+        cpp.update_state(state)
+        title = "C++ frames"
+        if state.frames_thread:
+            title += f" — thread {state.frames_thread}"
+        self.query_one("#cpp-title", Static).update(Content(title))
+        self._update_python_frames(state)
+
+    def _update_python_frames(self, state: DebuggerState) -> None:
+        pane = self.query_one(PyFramesPane)
+        key = ("py", state.generation, state.process)
+        if not state.is_stopped:
+            pane.show_message(f"(the program is {state.process.value})", key)
+            return
+        pane.show_message("No Python frames in this thread.", key)
+
+    def _update_locals(self, state: DebuggerState) -> None:
+        self.query_one(LocalsPane).update_state(state)
+
+    def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
+        return []
+
+    # -- source -----------------------------------------------------------------------------------
+
+    def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
+        src = self.query_one(SourceView)
+        title = self.query_one("#source-title", Static)
+        moved = (
+            state.generation != prev.generation
+            or state.selected_frame != prev.selected_frame
+            or state.selected_thread != prev.selected_thread
+            or state.frames != prev.frames
+            or state.process is not prev.process
+        )
+        if moved and state.is_stopped:
+            self._user_file = None
+            frame = state.selected
+            if frame is None and state.frames:
+                frame = state.frames[0]
+            if frame is not None and frame.fullname and frame.line is not None and os.path.exists(frame.fullname):
+                if src.show_file(frame.fullname):
+                    src.set_pc(frame.line, top=state.selected_frame == 0)
+                    title.update(Content(visible(frame.fullname)))
+            elif frame is not None:
+                lib = f" in {frame.library}" if frame.library else ""
+                what = frame.func or "??"
+                lines = [f"Source not available for {what}{lib}.", f"Address {frame.addr}."]
+                if frame.fullname and frame.line is not None:
+                    lines.append(f"gdb names {frame.fullname}:{frame.line}, which is not on this machine (set substitute-path maps folders).")
+                elif not frame.file:
+                    lines.append("The library has no line information (no DWARF); the C++ frames pane still shows where it is.")
+                src.show_message(lines)
+                title.update(Content("Source — not available"))
+        elif moved and not state.is_stopped and not self._user_file:
+            src.set_pc(None)
+        self._update_marks(state)
+
+    def _update_marks(self, state: DebuggerState) -> None:
+        src = self.query_one(SourceView)
+        marks: dict[int, BreakpointMark] = {}
+        if src.path:
+            for b in state.breakpoints:
+                if b.internal:
+                    continue
+                for full, line in b.source_lines():
+                    if full == src.path:
+                        marks[line] = BreakpointMark(enabled=b.enabled, conditional=bool(b.condition), pending=False)
+            for r in self._python_breakpoint_rows(state):
+                if r.get("file") == src.path:
+                    marks[int(r["line"])] = BreakpointMark(enabled=r.get("enabled", True), conditional=bool(r.get("condition")), python=True)
+        src.set_marks(marks)
+
+    def show_file(self, path: str, line: int | None = None) -> bool:
+        src = self.query_one(SourceView)
+        path = os.path.abspath(os.path.expanduser(path))
+        if not src.show_file(path, line):
+            self.notify(f"cannot open {path}", severity="warning", markup=False)
+            return False
+        self._user_file = path
+        self.query_one("#source-title", Static).update(Content(visible(path)))
+        st = self.state
+        frame = st.selected if st.is_stopped else None
+        if frame is not None and frame.fullname == path and frame.line is not None:
+            src.set_pc(frame.line, top=st.selected_frame == 0)
+            if line is not None:
+                src.goto_line(line)
+        else:
+            src.pc_line = None
+        self._update_marks(st)
+        return True
+
+    # -- layout -------------------------------------------------------------------------------------
+
+    def on_resize(self, event) -> None:
+        self._layout(event.size.width, event.size.height)
+
+    def _layout(self, width: int, height: int) -> None:
+        main = self.query_one("#main", Grid)
+        narrow = width < NARROW_WIDTH or height < NARROW_HEIGHT
+        self.narrow = narrow
+        main.set_class(narrow, "-narrow")
+        if narrow and not any(main.has_class(c) for c in GROUP_CLASS.values()):
+            main.add_class("-show-stack")
+
+    def _show_group(self, group: str) -> None:
+        main = self.query_one("#main", Grid)
+        for g, cls in GROUP_CLASS.items():
+            main.set_class(g == group, cls)
+
+    # -- errors ---------------------------------------------------------------------------------------
+
+    def _error(self, message: str) -> None:
+        self.notify(message, severity="error", markup=False, timeout=8)
+        try:
+            self.query_one(ConsolePane).log_widget.write_lines([message], style="error")
+        except Exception:
+            pass
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            err = event.worker.error
+            if isinstance(err, (EngineError, asyncio.TimeoutError)):
+                self._error(str(err) or type(err).__name__)
+            else:
+                log.exception("worker failed", exc_info=err)
+                self._error(f"internal error in {event.worker.name or 'a task'}: {type(err).__name__}: {err}")
+
+    # -- actions: execution -----------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        st = self.state
+        if action == "exec" and st.process is not ProcessState.STOPPED:
+            return None
+        if action == "interrupt" and st.process is not ProcessState.RUNNING:
+            return None
+        return True
+
+    def _run(self, coro_factory, what: str, group: str = "exec") -> None:
+        async def job() -> None:
+            try:
+                await coro_factory()
+            except GdbExited as exc:
+                self._error(f"{what}: gdb is gone ({exc.reason})")
+            except EngineError as exc:
+                self._error(f"{what}: {exc}")
+
+        self.run_worker(job(), group=group, exit_on_error=False, name=what)
+
+    def action_exec(self, op: str) -> None:
+        st = self.state
+        if st.process is ProcessState.EXITED and self.session.config.mode == "run":
+            self.notify("the program has exited; R runs it again", markup=False)
+            return
+        names = {"cont": "continue", "next": "next", "step": "step", "finish": "finish", "until": "until"}
+        self._run(getattr(self.session, op), names.get(op, op))
+
+    def action_interrupt(self) -> None:
+        self._run(self.session.interrupt, "interrupt", group="interrupt")
+
+    def action_restart_program(self) -> None:
+        if self.session.config.mode != "run":
+            self.notify(f"only a program started by tuidbg run can be restarted ({self.session.config.mode} mode)", markup=False)
+            return
+        if self.state.process is ProcessState.GDB_EXITED:
+            self.restart_session()
+            return
+
+        async def restart() -> None:
+            if self.state.process is ProcessState.RUNNING:
+                await self.session.interrupt()
+            self.query_one(OutputPane).note(f"── restarting {self.session.config.describe()}")
+            await self.session.run()
+
+        self._run(restart, "restart")
+
+    def action_step_into_native(self) -> None:
+        self.notify("step into native needs tuidbg's Python agent (a Python program started by tuidbg run)", markup=False)
+
+    def action_run_to_cursor(self) -> None:
+        src = self.query_one(SourceView)
+        if not src.path:
+            self.notify("no source file shown", markup=False)
+            return
+        path, line = src.path, src.cursor_line
+        self._run(lambda: self.session.run_to(path, line), "run to cursor")
+
+    def action_frame(self, delta: int) -> None:
+        st = self.state
+        if not st.is_stopped or not st.frames:
+            return
+        target = st.selected_frame + delta
+        if 0 <= target < len(st.frames):
+            self._select_frame(target)
+        elif target >= len(st.frames) and st.more_frames:
+            self._run(self.session.load_more_frames, "load more frames")
+
+    def _select_frame(self, level: int) -> None:
+        self._run(lambda: self.session.select_frame(level), "select frame", group="select")
+
+    # -- actions: breakpoints -----------------------------------------------------------------------
+
+    def action_toggle_breakpoint(self) -> None:
+        src = self.query_one(SourceView)
+        if not src.path:
+            self.notify("no source file shown", markup=False)
+            return
+        self._toggle_bp_at(src.path, src.cursor_line)
+
+    def _toggle_bp_at(self, path: str, line: int) -> None:
+        async def toggle() -> None:
+            bp = await self.session.toggle_breakpoint_at(path, line)
+            if bp is not None and bp.line is not None and bp.line != line and bp.fullname == path:
+                self.notify(f"breakpoint {bp.number} placed at line {bp.line} (no code at line {line})", markup=False)
+
+        self._run(toggle, "breakpoint")
+
+    @on(SourceView.BreakpointToggle)
+    def _source_toggle(self, message: SourceView.BreakpointToggle) -> None:
+        self._toggle_bp_at(message.path, message.line)
+
+    def action_breakpoint_condition(self) -> None:
+        src = self.query_one(SourceView)
+        if not src.path:
+            return
+        bps = [b for b in self.state.breakpoints if not b.internal and (src.path, src.cursor_line) in b.source_lines()]
+        if not bps:
+            self.notify("no breakpoint on this line (b sets one)", markup=False)
+            return
+        self._edit_condition(bps[0].number.split(".")[0], bps[0].condition or "")
+
+    def _edit_condition(self, number: str, current: str) -> None:
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            self._run(lambda: self.session.break_condition(number, value.strip() or None), "condition")
+
+        self.push_screen(
+            PromptScreen(f"Condition for breakpoint {number}", current, "e.g. i == 42 (empty: none)"), done
+        )
+
+    @on(BreakpointsPane.Action)
+    def _breakpoint_action(self, message: BreakpointsPane.Action) -> None:
+        num = message.number
+        b = self.state.breakpoint(num)
+        if message.python:
+            self.notify("Python breakpoints need tuidbg's Python agent", markup=False)
+            return
+        if b is None:
+            return
+        if message.kind == "toggle":
+            self._run(lambda: self.session.break_enable(num, not b.enabled), "enable breakpoint")
+        elif message.kind == "delete":
+            self._run(lambda: self.session.break_delete(num), "delete breakpoint")
+        elif message.kind == "condition":
+            self._edit_condition(num, b.condition or "")
+        elif message.kind == "goto":
+            lines = b.source_lines()
+            if lines:
+                self.show_file(lines[0][0], lines[0][1])
+                self.action_pane("source")
+
+    # -- actions: views -----------------------------------------------------------------------------
+
+    def action_toggle_merged(self) -> None:
+        self.merged = not self.merged
+        self.query_one("#stack-box").set_class(self.merged, "-merged")
+        self._update_stacks(self.state)
+
+    def action_toggle_maximize(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = self.focused
+        target = focused
+        while target is not None and target.parent is not None and target.id not in (
+            "source-pane", "stack-group", "vars-group", "io-group"
+        ):
+            target = target.parent  # type: ignore[assignment]
+        if target is not None and target.id is not None:
+            screen.maximize(target, container=False)
+
+    def action_open_file(self) -> None:
+        async def known_files() -> None:
+            files: list[str] = []
+            try:
+                res = await self.session.cmd("-file-list-exec-source-files", timeout=20, check=False)
+                for f in mi.as_list(res.get("files")):
+                    if isinstance(f, dict) and f.get("fullname"):
+                        files.append(str(f["fullname"]))
+            except EngineError:
+                pass
+            start = os.path.dirname(self.query_one(SourceView).path or "") 
+            self.push_screen(OpenFileScreen(files, start + "/" if start else ""), self._opened)
+
+        self.run_worker(known_files(), group="open", exit_on_error=False)
+
+    def _opened(self, path: str | None) -> None:
+        if path:
+            spec, line = path, None
+            if ":" in path and path.rsplit(":", 1)[1].isdigit():
+                spec, num = path.rsplit(":", 1)
+                line = int(num)
+            if self.show_file(spec, line):
+                self.action_pane("source")
+
+    def action_find(self) -> None:
+        src = self.query_one(SourceView)
+
+        def done(text: str | None) -> None:
+            if text:
+                if src.find(text) is None:
+                    self.notify(f"{text!r} not found", markup=False)
+                self.action_pane("source")
+
+        self.push_screen(PromptScreen("Find in this file", src.search or ""), done)
+
+    def action_goto_line(self) -> None:
+        src = self.query_one(SourceView)
+
+        def done(text: str | None) -> None:
+            if text and text.strip().isdigit():
+                src.goto_line(int(text))
+                self.action_pane("source")
+
+        self.push_screen(PromptScreen("Go to line", ""), done)
+
+    def action_add_watch(self) -> None:
+        def done(text: str | None) -> None:
+            if text and text.strip():
+                self.query_one(WatchPane).add_expression(text)
+                self.action_pane("watch")
+
+        self.push_screen(PromptScreen("Watch expression", "", "e.g. pt.x + pt.y, *array@10"), done)
+
+    def action_pane(self, name: str) -> None:
+        widget_id, group, tab = PANES.get(name, (None, None, None))
+        if widget_id is None:
+            return
+        if name == "cuda" and not self.query(f"#{widget_id}"):
+            self.notify("no CUDA pane: start tuidbg with --cuda (cuda-gdb)", markup=False)
+            return
+        if group and tab:
+            self.query_one(f"#{group}", TabbedContent).active = tab
+            if self.narrow:
+                self._show_group(group)
+        if name == "python" and self.merged:
+            widget_id = "cpp-list"
+        try:
+            self.query_one(f"#{widget_id}").focus()
+        except Exception:
+            pass
+
+    def action_help(self) -> None:
+        rows = []
+        chain: list[Any] = []
+        node = self.focused
+        while node is not None:
+            chain.append(node)
+            node = node.parent  # type: ignore[assignment]
+        chain.append(self)
+        keymap = self._keymap
+        all_rows: dict[str, tuple[str, str]] = {}
+        for node in chain:
+            for b in getattr(type(node), "BINDINGS", []):
+                if isinstance(b, Binding) and b.id and b.id not in all_rows:
+                    keys = keymap.get(b.id, b.key)
+                    all_rows[b.id] = (keys, b.description)
+        for bid, (keys, desc) in all_rows.items():
+            rows.append((", ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(",")), desc, bid))
+        self.push_screen(HelpScreen(rows, self.keymap_info.name))
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot(path=os.getcwd())
+        self.notify(f"screenshot saved: {path}", markup=False)
+
+    # -- quitting and restarting ------------------------------------------------------------------------
+
+    def action_quit_debugger(self) -> None:
+        st = self.state
+        if not st.has_process or self.session.config.mode == "core" or st.process is ProcessState.GDB_EXITED:
+            self._close_and_exit("auto")
+            return
+        desc = f"process {st.pid or self.session.config.pid}" if st.pid or self.session.config.pid else "the program"
+
+        def chosen(choice: str | None) -> None:
+            if choice in ("detach", "kill"):
+                self._close_and_exit(choice)
+
+        self.push_screen(QuitScreen(self.session.config.mode, desc), chosen)
+
+    @work(group="quit", exit_on_error=False)
+    async def _close_and_exit(self, how: str) -> None:
+        self._quitting = True
+        try:
+            await asyncio.wait_for(self.session.close(how), 15)
+        except Exception as exc:
+            log.info("closing the session: %s", exc)
+        self.exit(0)
+
+    def _after_gdb_exit(self, choice: str | None) -> None:
+        if choice == "restart":
+            self.restart_session()
+        elif choice == "quit":
+            self._close_and_exit("auto")
+
+    def restart_session(self) -> None:
+        async def restart() -> None:
+            old = self.session
+            try:
+                await old.close()
+            except Exception:
+                pass
+            new = DebugSession(old.config)
+            self.session = new
+            for w in self.query(VariablesTree):
+                w.session = new
+            new.on_state(self._on_engine_state)
+            new.on_program_output(self._on_engine_output)
+            new.on_console(self._on_engine_console)
+            self._gdb_exit_shown = False
+            self.query_one(ConsolePane).log_widget.write_lines(["── restarting gdb"], style="note")
+            await new.start()
+            if old.config.mode in ("attach", "core"):
+                await new.launch()
+            self._apply_state(new.state)
+            if old.config.mode == "run":
+                self.query_one(OutputPane).note(f"── starting {old.config.describe()}")
+                await new.launch()
+
+        self._run(restart, "restart session", group="session")
+
+    # -- console ----------------------------------------------------------------------------------------
+
+    @on(ConsolePane.CommandSubmitted)
+    def _console_command(self, message: ConsolePane.CommandSubmitted) -> None:
+        cmd = message.command
+        log_w = self.query_one(ConsolePane).log_widget
+        log_w.write_lines([f"(gdb) {cmd}"], style="echo")
+        if cmd.startswith(":"):
+            self._tuidbg_command(cmd[1:].strip())
+            return
+
+        async def run() -> None:
+            try:
+                await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)
+            except MIError as exc:
+                self._flush()
+                log_w.write_lines(exc.message.splitlines() or [""], style="error")
+            except EngineError as exc:
+                self._flush()
+                log_w.write_lines([str(exc)], style="error")
+
+        self.run_worker(run(), group="console", exit_on_error=False, name="console")
+
+    def _tuidbg_command(self, text: str) -> None:
+        log_w = self.query_one(ConsolePane).log_widget
+        word, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if word in ("e", "edit", "open"):
+            if not arg:
+                self.action_open_file()
+            else:
+                self._opened(arg)
+        elif word in ("w", "watch"):
+            if arg:
+                self.query_one(WatchPane).add_expression(arg)
+                self.action_pane("watch")
+        elif word in ("q", "quit"):
+            self.action_quit_debugger()
+        elif word == "theme":
+            if not arg:
+                log_w.write_lines(["themes: " + ", ".join(sorted(self.available_themes))], style="note")
+            else:
+                self._apply_theme(arg)
+        elif word == "keymap":
+            try:
+                km = tconfig.load_keymap(arg or None, self.settings.keys)
+            except tconfig.UsageError as exc:
+                log_w.write_lines([str(exc)], style="error")
+                return
+            self.keymap_info = km
+            self.set_keymap(km.keys)
+            log_w.write_lines([f"keymap {km.name}"], style="note")
+        elif word in ("help", "h", ""):
+            log_w.write_lines(
+                [
+                    ":e FILE[:LINE]   open a file in the source pane (no FILE: pick one)",
+                    ":w EXPR          add a watch expression",
+                    ":theme [NAME]    list themes or switch to one",
+                    ":keymap NAME     switch keymap (default, vscode, vim or a .toml file)",
+                    ":q               quit (asks whether to detach or kill)",
+                    "Anything else is a gdb command; an empty line repeats the last one.",
+                ],
+                style="note",
+            )
+        else:
+            log_w.write_lines([f"unknown tuidbg command :{word} (:help lists them)"], style="error")
+
+    @on(CommandInput.CompleteRequested)
+    def _complete(self, message: CommandInput.CompleteRequested) -> None:
+        text = message.text
+
+        async def complete() -> None:
+            try:
+                matches = await self.session.complete(text)
+            except EngineError:
+                return
+            inp = self.query_one(CommandInput)
+            if not matches:
+                return
+            if len(matches) == 1:
+                inp.value = matches[0] + " "
+            else:
+                prefix = os.path.commonprefix(matches)
+                if len(prefix) > len(text):
+                    inp.value = prefix
+                self.query_one(ConsolePane).log_widget.write_lines(["  ".join(matches[:200])], style="log")
+            inp.cursor_position = len(inp.value)
+
+        self.run_worker(complete(), group="complete", exclusive=True, exit_on_error=False)
+
+    @on(OutputPane.InputSubmitted)
+    def _program_input(self, message: OutputPane.InputSubmitted) -> None:
+        if not self.state.has_process:
+            self.notify("the program is not running", markup=False)
+            return
+        self.session.write_program_input(message.data)
+
+    # -- selection ------------------------------------------------------------------------------------
+
+    @on(CppFramesPane.FrameChosen)
+    def _frame_chosen(self, message: CppFramesPane.FrameChosen) -> None:
+        if message.level != self.state.selected_frame:
+            self._select_frame(message.level)
+
+    @on(CppFramesPane.MoreRequested)
+    def _more_frames(self, message: CppFramesPane.MoreRequested) -> None:
+        self._run(self.session.load_more_frames, "load more frames")
+
+    @on(ThreadsPane.ThreadChosen)
+    def _thread_chosen(self, message: ThreadsPane.ThreadChosen) -> None:
+        if message.thread_id != self.state.selected_thread:
+            tid = message.thread_id
+            self._run(lambda: self.session.select_thread(tid), "select thread", group="select")
+
+    @on(VariablesTree.ShowValue)
+    def _show_value(self, message: VariablesTree.ShowValue) -> None:
+        self.push_screen(ValueScreen(message.title, message.value))
+
+    def handle_bindings_clash(self, clashed_bindings, node) -> None:
+        ids = sorted(b.id or b.action for b in clashed_bindings)
+        self.notify(f"keys clash between {', '.join(ids)}", severity="warning", markup=False)
+
+
+def _group_console(recs: list[mi.MIRecord]) -> list[tuple[str, list[str]]]:
+    """Console records as (style, lines), merging consecutive records of one style."""
+    out: list[tuple[str, list[str]]] = []
+    buf = ""
+    style = ""
+
+    def flush() -> None:
+        nonlocal buf
+        if buf:
+            lines = buf.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            out.append((style, lines))
+            buf = ""
+
+    for r in recs:
+        s = {mi.CONSOLE: "", mi.TARGET: "", mi.LOG: "log", mi.TEXT: "note"}.get(r.kind, "")
+        text = r.text if r.kind != mi.TEXT else (r.text + "\n")
+        if s != style:
+            flush()
+            style = s
+        buf += text
+    flush()
+    return out

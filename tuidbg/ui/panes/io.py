@@ -1,0 +1,151 @@
+"""The gdb console and the program's output, each a TextLog with an input line."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input
+
+from tuidbg.ui.panes.textlog import TextLog
+from tuidbg.ui.text import LineAssembler
+
+
+class CommandInput(Input):
+    """The console's input line: history on up/down, completion on tab."""
+
+    BINDINGS = [
+        Binding("up", "history(-1)", "Previous command", show=False, id="console.history_prev"),
+        Binding("down", "history(1)", "Next command", show=False, id="console.history_next"),
+        Binding("tab", "complete", "Complete", show=False, id="console.complete"),
+    ]
+
+    class CompleteRequested(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.history: list[str] = []
+        self._pos: int | None = None
+
+    def remember(self, command: str) -> None:
+        if command and (not self.history or self.history[-1] != command):
+            self.history.append(command)
+            del self.history[:-1000]
+        self._pos = None
+
+    def action_history(self, delta: int) -> None:
+        if not self.history:
+            return
+        if self._pos is None:
+            self._pos = len(self.history)
+        self._pos = max(0, min(len(self.history), self._pos + delta))
+        self.value = self.history[self._pos] if self._pos < len(self.history) else ""
+        self.cursor_position = len(self.value)
+
+    def action_complete(self) -> None:
+        self.post_message(self.CompleteRequested(self.value))
+
+
+class ConsolePane(Vertical):
+    DEFAULT_CSS = """
+    ConsolePane { height: 1fr; }
+    ConsolePane > TextLog { height: 1fr; }
+    ConsolePane > CommandInput { height: 1; border: none; padding: 0 1; background: $boost; }
+    ConsolePane > CommandInput:focus { border: none; background: $boost; }
+    """
+
+    class CommandSubmitted(Message):
+        def __init__(self, command: str) -> None:
+            super().__init__()
+            self.command = command
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.last_command = ""
+
+    def compose(self):
+        yield TextLog(id="console-log", max_lines=20000)
+        yield CommandInput(placeholder="gdb command (tab completes, :e FILE opens a file, :help)", id="console-input")
+
+    @property
+    def log_widget(self) -> TextLog:
+        return self.query_one(TextLog)
+
+    @property
+    def input(self) -> CommandInput:
+        return self.query_one(CommandInput)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        cmd = event.value.strip()
+        if not cmd:
+            cmd = self.last_command  # an empty line repeats the last command, as in gdb
+            if not cmd:
+                return
+        self.input.value = ""
+        self.input.remember(cmd)
+        self.last_command = cmd
+        self.post_message(self.CommandSubmitted(cmd))
+
+
+class ProgramInput(Input):
+    BINDINGS = [Binding("ctrl+d", "eof", "End of input", show=False, id="output.eof")]
+
+    class EOF(Message):
+        pass
+
+    def action_eof(self) -> None:
+        self.post_message(self.EOF())
+
+
+class OutputPane(Vertical):
+    """What the program writes to its terminal; the input line types into it."""
+
+    DEFAULT_CSS = """
+    OutputPane { height: 1fr; }
+    OutputPane > TextLog { height: 1fr; }
+    OutputPane > ProgramInput { height: 1; border: none; padding: 0 1; background: $boost; }
+    OutputPane > ProgramInput:focus { border: none; background: $boost; }
+    """
+
+    class InputSubmitted(Message):
+        def __init__(self, data: bytes) -> None:
+            super().__init__()
+            self.data = data
+
+    def __init__(self, max_lines: int = 50000, **kw) -> None:
+        super().__init__(**kw)
+        self.assembler = LineAssembler()
+        self.max_lines = max_lines
+
+    def compose(self):
+        yield TextLog(id="output-log", max_lines=self.max_lines)
+        yield ProgramInput(placeholder="input for the program (Enter sends a line, ctrl+d sends end of file)", id="output-input")
+
+    @property
+    def log_widget(self) -> TextLog:
+        return self.query_one(TextLog)
+
+    def feed(self, data: bytes) -> None:
+        lines = self.assembler.feed(data)
+        self.log_widget.write_lines(lines, open_line=self.assembler.current)
+
+    def note(self, text: str) -> None:
+        """A line of tuidbg's own (program started, exited), styled apart from the output."""
+        if self.assembler.current:
+            self.log_widget.write_lines([self.assembler.current])
+            self.assembler.partial = ""
+        self.log_widget.write_lines([text], style="note")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value
+        event.input.value = ""
+        self.post_message(self.InputSubmitted((text + "\n").encode()))
+
+    def on_program_input_eof(self, event: ProgramInput.EOF) -> None:
+        event.stop()
+        self.post_message(self.InputSubmitted(b"\x04"))

@@ -1,0 +1,103 @@
+"""A keyboard-first list of rows whose text is never markup.
+
+Built on OptionList with ``Content`` prompts. Programmatic moves of the
+highlight do not echo back as user selections.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+
+class RowList(OptionList):
+    DEFAULT_CSS = """
+    RowList {
+        height: 1fr;
+        border: none;
+        padding: 0;
+        background: $surface;
+    }
+    RowList:focus { border: none; }
+    """
+
+    class RowChosen(Message):
+        """The user moved to (``activated=False``) or chose (Enter/click) a row."""
+
+        def __init__(self, row_list: "RowList", payload: Any, activated: bool) -> None:
+            super().__init__()
+            self.row_list = row_list
+            self.payload = payload
+            self.activated = activated
+
+        @property
+        def control(self) -> "RowList":
+            return self.row_list
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._payloads: list[Any] = []
+        self._keys: tuple = ()
+
+    # Only the user's own moves (keys, clicks) are reported: highlight events are
+    # posted asynchronously and also come from set_rows, so they cannot tell.
+    def _user_moved(self) -> None:
+        if self.highlighted is not None:
+            self.post_message(self.RowChosen(self, self.payload(self.highlighted), False))
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._user_moved()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._user_moved()
+
+    def action_first(self) -> None:
+        super().action_first()
+        self._user_moved()
+
+    def action_last(self) -> None:
+        super().action_last()
+        self._user_moved()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._user_moved()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._user_moved()
+
+    def set_rows(self, rows: Sequence[tuple[Content, Any]], highlight: int | None = None, key: tuple | None = None) -> None:
+        """Replace all rows (skipped when ``key`` equals the previous key)."""
+        if key is not None and key == self._keys and highlight == self.highlighted:
+            return
+        if key is None or key != self._keys:
+            self.clear_options()
+            self._payloads = [p for _, p in rows]
+            self.add_options([Option(c) for c, _ in rows])
+            self._keys = key if key is not None else ()
+        if highlight is not None and 0 <= highlight < len(self._payloads):
+            self.highlighted = highlight
+            self.scroll_to_highlight()
+
+    def payload(self, index: int | None) -> Any:
+        if index is None or not (0 <= index < len(self._payloads)):
+            return None
+        return self._payloads[index]
+
+    @property
+    def payloads(self) -> list[Any]:
+        return list(self._payloads)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.RowChosen(self, self.payload(event.option_index), True))

@@ -1,0 +1,439 @@
+"""The source view: a line-API widget that stays fast on 100,000-line files.
+
+Only visible rows are rendered. The file is highlighted with Pygments in a
+worker thread (plain text is shown until that is done); the token styles are
+component classes whose colours come from the theme. The gutter shows
+breakpoints (● enabled, ○ disabled, ◆ conditional, ◌ pending) and the
+current line (▶ in the newest frame, ▷ in a caller). A cursor line is moved
+with the keyboard; breakpoints toggle at the cursor or by a click in the gutter.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pygments.lexers import get_lexer_for_filename
+from pygments.lexers.special import TextLexer
+from pygments.token import Comment, Keyword, Name, Number, Operator, String, Token
+from pygments.util import ClassNotFound
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual import events, work
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tuidbg.ui.text import visible
+
+_TOKEN_CLASSES = [
+    (Comment.Preproc, "preproc"),
+    (Comment, "comment"),
+    (String, "string"),
+    (Number, "number"),
+    (Keyword.Type, "type"),
+    (Keyword, "keyword"),
+    (Name.Builtin, "builtin"),
+    (Name.Function, "function"),
+    (Name.Class, "function"),
+    (Name.Decorator, "preproc"),
+    (Operator.Word, "keyword"),
+    (Operator, "operator"),
+]
+
+MAX_HIGHLIGHT_BYTES = 8 * 1024 * 1024  # bigger files stay plain
+
+
+def token_class(ttype) -> str:
+    for t, name in _TOKEN_CLASSES:
+        if ttype in t:
+            return name
+    return ""
+
+
+@dataclass(frozen=True)
+class BreakpointMark:
+    enabled: bool = True
+    conditional: bool = False
+    pending: bool = False
+    python: bool = False
+
+    @property
+    def glyph(self) -> str:
+        if self.pending:
+            return "◌"
+        if not self.enabled:
+            return "○"
+        if self.conditional:
+            return "◆"
+        return "●"
+
+
+def read_source(path: str, limit: int = 64 * 1024 * 1024) -> list[str]:
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"file larger than {limit // (1024 * 1024)} MB")
+    if b"\x00" in data[:8192]:
+        raise OSError("binary file")
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+class SourceView(ScrollView, can_focus=True):
+    """Shows one file, or a message when there is no source."""
+
+    COMPONENT_CLASSES = {
+        "source--gutter",
+        "source--gutter-pc",
+        "source--breakpoint",
+        "source--breakpoint-disabled",
+        "source--pc-line",
+        "source--caller-line",
+        "source--cursor-line",
+        "source--message",
+        "source--keyword",
+        "source--type",
+        "source--string",
+        "source--comment",
+        "source--number",
+        "source--function",
+        "source--builtin",
+        "source--operator",
+        "source--preproc",
+        "source--match",
+    }
+    DEFAULT_CSS = """
+    SourceView {
+        background: $surface;
+        color: $foreground;
+        overflow-y: scroll;
+        overflow-x: auto;
+    }
+    SourceView > .source--gutter { color: $text-muted; }
+    SourceView > .source--gutter-pc { color: $text-warning; text-style: bold; }
+    SourceView > .source--breakpoint { color: $text-error; text-style: bold; }
+    SourceView > .source--breakpoint-disabled { color: $text-muted; }
+    SourceView > .source--pc-line { background: $pc-line-background; }
+    SourceView > .source--caller-line { background: $caller-line-background; }
+    SourceView > .source--cursor-line { background: $cursor-line-background; }
+    SourceView > .source--message { color: $text-muted; text-style: italic; }
+    SourceView > .source--keyword { color: $source-keyword; }
+    SourceView > .source--type { color: $source-type; }
+    SourceView > .source--string { color: $source-string; }
+    SourceView > .source--comment { color: $source-comment; text-style: italic; }
+    SourceView > .source--number { color: $source-number; }
+    SourceView > .source--function { color: $source-function; }
+    SourceView > .source--builtin { color: $source-builtin; }
+    SourceView > .source--operator { color: $source-operator; }
+    SourceView > .source--preproc { color: $source-preproc; }
+    SourceView > .source--match { background: $source-match; }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="source.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="source.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="source.page_up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="source.page_down"),
+        Binding("home", "goto_start", "Start", show=False, id="source.start"),
+        Binding("end", "goto_end", "End", show=False, id="source.end"),
+        Binding("left", "scroll_left", "Left", show=False),
+        Binding("right", "scroll_right", "Right", show=False),
+    ]
+
+    cursor_line: reactive[int] = reactive(1, always_update=True)
+
+    class BreakpointToggle(Message):
+        def __init__(self, path: str, line: int) -> None:
+            super().__init__()
+            self.path = path
+            self.line = line
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.path: str | None = None
+        self.lines: list[str] = []
+        self.message: list[str] = ["No program stopped yet."]
+        self.pc_line: int | None = None
+        self.pc_is_top = True
+        self.marks: dict[int, BreakpointMark] = {}
+        self.search: str | None = None
+        self._tokens: list[list[tuple[str, str]]] | None = None
+        self._cache: LRUCache[int, list[Segment]] = LRUCache(2000)
+        self._generation = 0
+        self._mtime: float | None = None
+
+    # -- content ------------------------------------------------------------------------------
+
+    def show_file(self, path: str, line: int | None = None, *, reload: bool = False) -> bool:
+        """Show a file (reading it only if it changed); False when it cannot be read."""
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError as exc:
+            self.show_message([f"Cannot open {path}: {exc.strerror or exc}"])
+            return False
+        if path != self.path or reload or mtime != self._mtime:
+            try:
+                lines = read_source(path)
+            except (OSError, UnicodeError) as exc:
+                self.show_message([f"Cannot show {path}: {exc}"])
+                return False
+            self.path = path
+            self._mtime = mtime
+            self.lines = lines
+            self.message = []
+            self._tokens = None
+            self._cache.clear()
+            self._generation += 1
+            self._highlight(self._generation, path, "\n".join(lines))
+        self.virtual_size = Size(self._content_width(), len(self.lines))
+        if line is not None:
+            self.cursor_line = max(1, min(line, max(1, len(self.lines))))
+            self.scroll_to_line(self.cursor_line)
+        self.refresh()
+        return True
+
+    def show_message(self, lines: list[str]) -> None:
+        self.path = None
+        self.lines = []
+        self.message = lines
+        self._tokens = None
+        self._cache.clear()
+        self._generation += 1
+        self.pc_line = None
+        width = max((cell_len(l) for l in lines), default=0)
+        self.virtual_size = Size(width + 2, len(lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def set_pc(self, line: int | None, top: bool = True) -> None:
+        self.pc_line = line
+        self.pc_is_top = top
+        if line is not None:
+            self.cursor_line = line
+            self.scroll_to_line(line)
+        self.refresh()
+
+    def set_marks(self, marks: dict[int, BreakpointMark]) -> None:
+        if marks != self.marks:
+            self.marks = marks
+            self.refresh()
+
+    def _content_width(self) -> int:
+        longest = 0
+        for line in self.lines[:20000]:  # enough to size the scroll bar; long tails scroll anyway
+            n = len(line)
+            if n > longest:
+                longest = n
+        return self._gutter_width() + longest + 2
+
+    def _gutter_width(self) -> int:
+        return len(str(max(1, len(self.lines)))) + 3
+
+    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False)
+    def _highlight(self, generation: int, path: str, text: str) -> None:
+        if len(text) > MAX_HIGHLIGHT_BYTES:
+            return
+        try:
+            lexer = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+        except ClassNotFound:
+            if path.endswith((".cu", ".cuh")):
+                from pygments.lexers import CudaLexer
+
+                lexer = CudaLexer(stripnl=False, ensurenl=False)
+            else:
+                lexer = TextLexer()
+        rows: list[list[tuple[str, str]]] = [[]]
+        for ttype, value in lexer.get_tokens(text):
+            cls = token_class(ttype)
+            parts = value.split("\n")
+            for i, part in enumerate(parts):
+                if i:
+                    rows.append([])
+                if part:
+                    rows[-1].append((part, cls))
+        self.app.call_from_thread(self._set_tokens, generation, rows)
+
+    def _set_tokens(self, generation: int, rows: list[list[tuple[str, str]]]) -> None:
+        if generation != self._generation:
+            return
+        self._tokens = rows
+        self._cache.clear()
+        self.refresh()
+
+    @property
+    def highlighted(self) -> bool:
+        return self._tokens is not None
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def scroll_to_line(self, line: int) -> None:
+        """Bring a line into view, with some context above it."""
+        top = self.scroll_offset.y
+        height = max(1, self.size.height)
+        idx = line - 1
+        if idx < top + 2 or idx >= top + height - 2:
+            self.scroll_to(y=max(0, idx - height // 3), animate=False, immediate=True)
+
+    def watch_cursor_line(self, old: int, new: int) -> None:
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        if not self.lines:
+            self.scroll_relative(y=delta, animate=False)
+            return
+        self.cursor_line = max(1, min(len(self.lines), self.cursor_line + delta))
+        self.scroll_to_line(self.cursor_line)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def action_goto_start(self) -> None:
+        self.cursor_line = 1
+        self.scroll_to(y=0, animate=False)
+
+    def action_goto_end(self) -> None:
+        self.cursor_line = max(1, len(self.lines))
+        self.scroll_to_line(self.cursor_line)
+
+    def goto_line(self, line: int) -> None:
+        self.cursor_line = max(1, min(max(1, len(self.lines)), line))
+        self.scroll_to_line(self.cursor_line)
+
+    def find(self, text: str, forward: bool = True) -> int | None:
+        """Move the cursor to the next line containing ``text`` (wrapping); its number or None."""
+        if not text or not self.lines:
+            return None
+        self.search = text
+        n = len(self.lines)
+        start = self.cursor_line - 1
+        low = text.lower()
+        for step in range(1, n + 1):
+            i = (start + step) % n if forward else (start - step) % n
+            if low in self.lines[i].lower():
+                self.goto_line(i + 1)
+                self._cache.clear()
+                self.refresh()
+                return i + 1
+        return None
+
+    def on_click(self, event: events.Click) -> None:
+        if not self.lines:
+            return
+        row = event.y + self.scroll_offset.y
+        if row >= len(self.lines):
+            return
+        line = row + 1
+        self.cursor_line = line
+        if event.x < self._gutter_width() and self.path:
+            self.post_message(self.BreakpointToggle(self.path, line))
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _code_segments(self, index: int) -> list[Segment]:
+        cached = self._cache.get(index)
+        if cached is not None:
+            return cached
+        raw = self.lines[index]
+        segs: list[Segment] = []
+        if self._tokens is not None and index < len(self._tokens):
+            for part, cls in self._tokens[index]:
+                style = self.get_component_rich_style(f"source--{cls}", partial=True) if cls else None
+                segs.append(Segment(visible(part), style))
+        else:
+            segs.append(Segment(visible(raw)))
+        if self.search:
+            segs = self._mark_matches(segs, self.search)
+        self._cache[index] = segs
+        return segs
+
+    def _mark_matches(self, segs: list[Segment], text: str) -> list[Segment]:
+        plain = "".join(s.text for s in segs)
+        low, needle = plain.lower(), text.lower()
+        spans = []
+        start = low.find(needle)
+        while start >= 0 and needle:
+            spans.append((start, start + len(needle)))
+            start = low.find(needle, start + len(needle))
+        if not spans:
+            return segs
+        match_style = self.get_component_rich_style("source--match", partial=True)
+        out: list[Segment] = []
+        pos = 0
+        for seg in segs:
+            seg_start, seg_end = pos, pos + len(seg.text)
+            cuts = {seg_start, seg_end}
+            for a, b in spans:
+                if seg_start < a < seg_end:
+                    cuts.add(a)
+                if seg_start < b < seg_end:
+                    cuts.add(b)
+            points = sorted(cuts)
+            for a, b in zip(points, points[1:]):
+                piece = seg.text[a - seg_start : b - seg_start]
+                hit = any(sa <= a and b <= sb for sa, sb in spans)
+                style = (seg.style + match_style) if (hit and seg.style) else (match_style if hit else seg.style)
+                out.append(Segment(piece, style))
+            pos = seg_end
+        return out
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        base = self.rich_style
+        index = scroll_y + y
+        if not self.lines:
+            if index < len(self.message):
+                style = base + self.get_component_rich_style("source--message", partial=True)
+                text = visible(self.message[index])
+                return Strip([Segment(" " + text, style)]).crop_extend(scroll_x, scroll_x + width, base)
+            return Strip.blank(width, base)
+        if index >= len(self.lines):
+            return Strip.blank(width, base)
+        line = index + 1
+        line_style = base
+        if line == self.pc_line:
+            line_style = base + self.get_component_rich_style(
+                "source--pc-line" if self.pc_is_top else "source--caller-line", partial=True
+            )
+        elif line == self.cursor_line and self.has_focus:
+            line_style = base + self.get_component_rich_style("source--cursor-line", partial=True)
+        gutter_w = self._gutter_width()
+        mark = self.marks.get(line)
+        if mark is not None:
+            gstyle = self.get_component_rich_style(
+                "source--breakpoint" if mark.enabled else "source--breakpoint-disabled", partial=True
+            )
+            bp_seg = Segment(mark.glyph, line_style + gstyle)
+        else:
+            bp_seg = Segment(" ", line_style)
+        if line == self.pc_line:
+            pc_seg = Segment("▶" if self.pc_is_top else "▷", line_style + self.get_component_rich_style("source--gutter-pc", partial=True))
+        elif line == self.cursor_line:
+            pc_seg = Segment("›", line_style + self.get_component_rich_style("source--gutter", partial=True))
+        else:
+            pc_seg = Segment(" ", line_style)
+        num = str(line).rjust(gutter_w - 3)
+        gutter = [bp_seg, Segment(num, line_style + self.get_component_rich_style("source--gutter", partial=True)), pc_seg, Segment(" ", line_style)]
+        code = [Segment(s.text, line_style + s.style if s.style else line_style) for s in self._code_segments(index)]
+        code_strip = Strip(code).crop_extend(scroll_x, scroll_x + max(0, width - gutter_w), line_style)
+        return Strip(gutter + list(code_strip), width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+        self.refresh()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

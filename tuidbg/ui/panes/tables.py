@@ -1,0 +1,215 @@
+"""Threads and breakpoints panes (tables whose cells are plain text, never markup)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable
+
+from tuidbg.engine.state import Breakpoint, DebuggerState
+from tuidbg.ui.text import fold_templates, shorten_path, visible
+
+
+def T(s: object, style: str = "") -> Text:
+    return Text(visible(str(s)), style=style, no_wrap=True, overflow="ellipsis")
+
+
+class ThreadsPane(DataTable):
+    DEFAULT_CSS = """
+    ThreadsPane { height: 1fr; background: $surface; }
+    """
+
+    class ThreadChosen(Message):
+        def __init__(self, thread_id: str, activated: bool) -> None:
+            super().__init__()
+            self.thread_id = thread_id
+            self.activated = activated
+
+    def __init__(self, **kw) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kw)
+        self._key: tuple | None = None
+        self.selected_id: str | None = None
+
+    def on_mount(self) -> None:
+        self.add_columns(" ", "Id", "Name", "State", "Where")
+
+    def update_state(self, state: DebuggerState) -> None:
+        key = (state.generation, state.process, tuple((t.id, t.state, t.name, t.frame) for t in state.threads), state.selected_thread)
+        if key == self._key:
+            return
+        self._key = key
+        self.selected_id = state.selected_thread
+        self.clear()
+        cursor = 0
+        for i, t in enumerate(state.threads):
+            sel = t.id == state.selected_thread
+            if sel:
+                cursor = i
+            where = ""
+            if t.frame is not None:
+                where = fold_templates(t.frame.func or t.frame.addr)
+                if t.frame.file and t.frame.line is not None:
+                    where += f" {shorten_path(t.frame.file, 30)}:{t.frame.line}"
+                elif t.frame.library:
+                    where += f" in {t.frame.library.rsplit('/', 1)[-1]}"
+            label = t.name or ""
+            lwp = t.lwp
+            if lwp:
+                label = f"{label} (LWP {lwp})" if label else f"LWP {lwp}"
+            cur = "*" if t.id == state.current_thread else " "
+            self.add_row(
+                T("▶" if sel else cur, "bold"),
+                T(t.id),
+                T(label),
+                T(t.state, "green" if t.state == "stopped" else "yellow"),
+                T(where),
+                key=t.id,
+            )
+        if state.threads:
+            self.move_cursor(row=cursor, animate=False)
+
+    # Only the user's own moves are reported (highlight events also come from rebuilds).
+    def _user_moved(self) -> None:
+        if not self.row_count:
+            return
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:
+            return
+        if key is not None and key != self.selected_id:
+            self.post_message(self.ThreadChosen(str(key), False))
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._user_moved()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._user_moved()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._user_moved()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._user_moved()
+
+    def action_scroll_top(self) -> None:
+        super().action_scroll_top()
+        self._user_moved()
+
+    def action_scroll_bottom(self) -> None:
+        super().action_scroll_bottom()
+        self._user_moved()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            self.post_message(self.ThreadChosen(str(event.row_key.value), True))
+
+
+def bp_where(b: Breakpoint) -> str:
+    if b.is_pending:
+        return f"{b.pending or b.original_location} (pending)"
+    base = b.label
+    if b.func and b.file:
+        base = f"{fold_templates(b.func)} at {b.label}"
+    if len(b.locations) > 1:
+        base += f" ({len(b.locations)} locations)"
+    return base
+
+
+class BreakpointsPane(DataTable):
+    """All breakpoints; toggle, delete, set a condition, jump to the source."""
+
+    DEFAULT_CSS = """
+    BreakpointsPane { height: 1fr; background: $surface; }
+    """
+    BINDINGS = [
+        Binding("space", "toggle_enabled", "Enable/disable", id="breakpoints.toggle"),
+        Binding("delete,d", "delete_item", "Delete", id="item.delete"),
+        Binding("e", "condition", "Condition", id="breakpoints.condition"),
+    ]
+
+    class Action(Message):
+        """A request for the app: kind is "toggle", "delete", "condition" or "goto"."""
+
+        def __init__(self, kind: str, number: str, python: bool = False) -> None:
+            super().__init__()
+            self.kind = kind
+            self.number = number
+            self.python = python
+
+    def __init__(self, **kw) -> None:
+        super().__init__(cursor_type="row", **kw)
+        self._key: tuple | None = None
+        self.extra_rows: list[tuple[str, Text, Text, Text, Text, Text]] = []
+
+    def on_mount(self) -> None:
+        self.add_columns("#", "On", "Where", "Condition", "Hits")
+
+    def update_state(self, state: DebuggerState, python_rows: list[dict] | None = None) -> None:
+        bps = [b for b in state.breakpoints if not b.internal]
+        py = python_rows or []
+        key = (tuple(bps), tuple(tuple(sorted(r.items())) for r in py))
+        if key == self._key:
+            return
+        self._key = key
+        current = self.cursor_row
+        self.clear()
+        for b in bps:
+            kind = "" if b.type == "breakpoint" else f"[{b.type}] "
+            self.add_row(
+                T(b.number),
+                T("●" if b.enabled else "○", "bold red" if b.enabled else "dim"),
+                T(kind + bp_where(b)),
+                T(b.condition or ""),
+                T(b.times),
+                key=f"n:{b.number}",
+            )
+        for r in py:
+            self.add_row(
+                T(f"py{r['id']}"),
+                T("●" if r.get("enabled", True) else "○", "bold red" if r.get("enabled", True) else "dim"),
+                T(f"{r['file']}:{r['line']}" + (f" (moved from {r['requested_line']})" if r.get("requested_line") not in (None, r["line"]) else "")),
+                T(r.get("condition") or ""),
+                T(r.get("hits", 0)),
+                key=f"p:{r['id']}",
+            )
+        if self.row_count:
+            self.move_cursor(row=min(current, self.row_count - 1), animate=False)
+
+    def _current(self) -> tuple[str, bool] | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:
+            return None
+        if not key:
+            return None
+        kind, num = key.split(":", 1)
+        return num, kind == "p"
+
+    def _act(self, kind: str) -> None:
+        cur = self._current()
+        if cur is not None:
+            self.post_message(self.Action(kind, cur[0], cur[1]))
+
+    def action_toggle_enabled(self) -> None:
+        self._act("toggle")
+
+    def action_delete_item(self) -> None:
+        self._act("delete")
+
+    def action_condition(self) -> None:
+        self._act("condition")
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self._act("goto")

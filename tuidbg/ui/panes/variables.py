@@ -1,0 +1,314 @@
+"""Locals and watch expressions: trees of gdb var objects with lazy, bounded children.
+
+Aggregates are expanded on demand: expanding a node creates (or reuses) its var
+object and fetches at most one page of children, with a "load more" node after
+them. Values that changed since the last stop are highlighted; long values are
+cut and can be shown whole. Expanded paths are remembered across stops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from tuidbg.engine.errors import EngineError
+from tuidbg.engine.session import CHILDREN_PAGE, VarObj
+from tuidbg.ui.text import truncate, visible
+
+VALUE_LIMIT = 160
+
+
+@dataclass
+class VarNode:
+    path: str  # stable path: "local:pt", "local:pt.x", "watch:3:[2]"
+    name: str
+    type: str | None = None
+    value: str | None = None
+    changed: bool = False
+    varobj: str | None = None  # gdb var object name once created
+    expression: str | None = None  # expression to create it from (top level)
+    loaded: int = 0  # children loaded so far
+    more: bool = False
+    error: str | None = None
+    is_more_row: bool = False
+    parent_path: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def looks_aggregate(type_: str | None, value: str | None) -> bool:
+    if value is None:
+        return True
+    if value.startswith("{") or value.startswith("["):
+        return True
+    if type_ and type_.rstrip().endswith("*") and not type_.startswith(("char", "const char", "unsigned char", "void")):
+        return value not in ("0x0", "(nil)") and not value.endswith(" 0x0")
+    return False
+
+
+def node_label(v: VarNode) -> Text:
+    if v.is_more_row:
+        return Text(f"… load {CHILDREN_PAGE} more", style="italic")
+    t = Text(no_wrap=True)
+    t.append(visible(v.name), style="bold")
+    if v.type:
+        t.append(f" ({visible(v.type)})", style="dim")
+    if v.error:
+        t.append(" ! ", style="bold red")
+        t.append(visible(v.error), style="red")
+        return t
+    if v.value is not None:
+        shown, cut = truncate(visible(v.value), VALUE_LIMIT)
+        t.append(" = ")
+        t.append(shown, style="bold yellow" if v.changed else "")
+        if cut:
+            t.append(f"  [{len(v.value)} chars: v shows all]", style="dim italic")
+    return t
+
+
+class VariablesTree(Tree[VarNode]):
+    """Base for the Locals and Watch panes."""
+
+    DEFAULT_CSS = """
+    VariablesTree { height: 1fr; background: $surface; padding: 0; }
+    """
+    BINDINGS = [
+        Binding("v", "show_value", "Whole value", id="variables.show_value"),
+    ]
+
+    class ShowValue(Message):
+        def __init__(self, title: str, value: str) -> None:
+            super().__init__()
+            self.title = title
+            self.value = value
+
+    def __init__(self, label: str, **kw) -> None:
+        super().__init__(label, **kw)
+        self.show_root = False
+        self.guide_depth = 2
+        self.session = None  # set by the app
+        self.expanded_paths: set[str] = set()
+        self.prev_values: dict[str, str] = {}
+        self._epoch = 0  # bumps when the tree is rebuilt; stale loads are dropped
+
+    def process_label(self, label) -> Text:
+        if isinstance(label, str):
+            return Text(visible(label))
+        return label
+
+    def add_var(self, parent: TreeNode[VarNode], v: VarNode) -> TreeNode[VarNode]:
+        if v.value is not None and v.path in self.prev_values and self.prev_values[v.path] != v.value:
+            v.changed = True
+        expandable = v.error is None and (v.is_more_row is False) and (v.varobj is None and looks_aggregate(v.type, v.value) or v.extra.get("numchild", 0) > 0)
+        node = parent.add(node_label(v), data=v, allow_expand=bool(expandable))
+        if expandable and v.path in self.expanded_paths:
+            node.expand()
+        return node
+
+    def remember_values(self) -> None:
+        vals: dict[str, str] = {}
+
+        def walk(node: TreeNode[VarNode]) -> None:
+            for child in node.children:
+                if child.data is not None and child.data.value is not None:
+                    vals[child.data.path] = child.data.value
+                walk(child)
+
+        walk(self.root)
+        self.prev_values = vals
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[VarNode]) -> None:
+        event.stop()
+        node = event.node
+        if node.data is None:
+            return
+        self.expanded_paths.add(node.data.path)
+        if not node.children:
+            self._load_children(node, self._epoch)
+
+    def on_tree_node_collapsed(self, event: Tree.NodeCollapsed[VarNode]) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.expanded_paths.discard(event.node.data.path)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[VarNode]) -> None:
+        node = event.node
+        if node.data is not None and node.data.is_more_row and node.parent is not None:
+            event.stop()
+            parent = node.parent
+            node.remove()
+            self._load_children(parent, self._epoch)
+
+    async def ensure_varobj(self, v: VarNode) -> VarObj | None:
+        """Create the var object of a top-level node (children already have theirs).
+
+        The panes below bind expressions to a frame; the base class has none.
+        """
+        return None
+
+    @work(group="variables", exit_on_error=False)
+    async def _load_children(self, node: TreeNode[VarNode], epoch: int) -> None:
+        v = node.data
+        if v is None or self.session is None:
+            return
+        try:
+            if v.varobj is None:
+                obj = await self.ensure_varobj(v)
+                if obj is None or epoch != self._epoch:
+                    return
+                v.varobj = obj.name
+            kids, more = await self.session.var_children(v.varobj, v.loaded, CHILDREN_PAGE)
+        except EngineError as exc:
+            if epoch == self._epoch:
+                node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
+            return
+        if epoch != self._epoch:
+            return
+        for k in kids:
+            child = VarNode(
+                path=f"{v.path}.{k.expression}",
+                name=k.expression,
+                type=k.type,
+                value=k.value,
+                varobj=k.name,
+                parent_path=v.path,
+                extra={"numchild": k.numchild or (1 if k.dynamic and k.has_more else 0)},
+            )
+            self.add_var(node, child)
+        v.loaded += len(kids)
+        v.more = more
+        if more:
+            node.add(node_label(VarNode(path=v.path + ".more", name="", is_more_row=True)), data=VarNode(path=v.path + ".more", name="", is_more_row=True), allow_expand=False)
+
+    def action_show_value(self) -> None:
+        node = self.cursor_node
+        if node is None or node.data is None or node.data.value is None:
+            return
+        self.post_message(self.ShowValue(node.data.path.split(":", 1)[-1], node.data.value))
+
+
+class LocalsPane(VariablesTree):
+    """Locals and arguments of the selected frame."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__("locals", **kw)
+        self._key: tuple | None = None
+        self.frame_key: tuple[str, int] | None = None
+        self.python_provider: Callable[[], list[VarNode] | None] | None = None
+
+    def update_state(self, state, python_vars: list[VarNode] | None = None, python_key: Any = None) -> None:
+        key = (state.generation, state.locals_key, state.locals, python_key)
+        if key == self._key:
+            return
+        self._key = key
+        self.remember_values()
+        self._epoch += 1
+        self.clear()
+        self.frame_key = state.locals_key
+        if python_vars is not None:
+            for v in python_vars:
+                self.add_var(self.root, v)
+            if not python_vars:
+                self.root.add_leaf(Text("no local variables", style="dim italic"))
+            return
+        if not state.is_stopped:
+            self.root.add_leaf(Text(f"(the program is {state.process.value})", style="dim italic"))
+            return
+        if state.locals_key is None:
+            return
+        if not state.locals:
+            self.root.add_leaf(Text("no local variables (or no debug info for this frame)", style="dim italic"))
+            return
+        ordered = sorted(state.locals, key=lambda v: not v.is_arg)
+        for var in ordered:
+            v = VarNode(path=f"local:{var.name}", name=var.name, type=var.type, value=var.value, expression=var.name)
+            v.changed = var.changed
+            self.add_var(self.root, v)
+
+    async def ensure_varobj(self, v: VarNode) -> VarObj | None:
+        if self.session is None or self.frame_key is None or v.expression is None:
+            return None
+        tid, level = self.frame_key
+        return await self.session.var_create(v.expression, thread=tid, frame=level)
+
+
+class WatchPane(VariablesTree):
+    """Watch expressions, evaluated in the selected frame after every stop."""
+
+    BINDINGS = [
+        Binding("delete,d", "delete_item", "Remove watch", id="item.delete"),
+    ]
+
+    def __init__(self, **kw) -> None:
+        super().__init__("watch", **kw)
+        self.expressions: list[str] = []
+        self._key: tuple | None = None
+        self.frame_key: tuple[str, int] | None = None
+        self._last_state = None
+
+    def update_state(self, state, force: bool = False) -> None:
+        self._last_state = state
+        key = (state.generation, state.selected_thread, state.selected_frame, tuple(self.expressions), state.process)
+        if key == self._key and not force:
+            return
+        self._key = key
+        self.frame_key = (state.selected_thread, state.selected_frame) if state.selected_thread else None
+        self.remember_values()
+        self._epoch += 1
+        self.clear()
+        if not self.expressions:
+            self.root.add_leaf(Text("no watch expressions (w adds one)", style="dim italic"))
+            return
+        self._evaluate_all(self._epoch, state.is_stopped)
+
+    @work(group="watch", exclusive=True, exit_on_error=False)
+    async def _evaluate_all(self, epoch: int, stopped: bool) -> None:
+        for i, expr in enumerate(list(self.expressions)):
+            v = VarNode(path=f"watch:{i}:{expr}", name=expr, expression=expr)
+            if not stopped or self.session is None:
+                v.error = "the program is not stopped"
+            else:
+                try:
+                    obj = await self._create(expr)
+                    v.varobj, v.type, v.value = obj.name, obj.type, obj.value
+                    v.extra["numchild"] = obj.numchild or (1 if obj.dynamic and obj.has_more else 0)
+                except EngineError as exc:
+                    v.error = str(exc)
+            if epoch != self._epoch:
+                return
+            self.add_var(self.root, v)
+
+    async def _create(self, expr: str) -> VarObj:
+        assert self.session is not None
+        if self.frame_key is None:
+            return await self.session.var_create(expr, floating=True)
+        tid, level = self.frame_key
+        return await self.session.var_create(expr, thread=tid, frame=level)
+
+    async def ensure_varobj(self, v: VarNode) -> VarObj | None:
+        return await self._create(v.expression or v.name)
+
+    def add_expression(self, expr: str) -> None:
+        expr = expr.strip()
+        if expr and expr not in self.expressions:
+            self.expressions.append(expr)
+            if self._last_state is not None:
+                self.update_state(self._last_state, force=True)
+
+    def action_delete_item(self) -> None:
+        node = self.cursor_node
+        while node is not None and node.parent is not None and node.parent is not self.root:
+            node = node.parent
+        if node is None or node.data is None:
+            return
+        expr = node.data.expression
+        if expr in self.expressions:
+            self.expressions.remove(expr)
+            if self._last_state is not None:
+                self.update_state(self._last_state, force=True)
