@@ -148,6 +148,9 @@ class DebugSession:
         self._state_listeners: list[StateListener] = []
         self._output_listeners: list[OutputListener] = []
         self._console_listeners: list[ConsoleListener] = []
+        # Console output from before anyone listened (start-up, -ex commands), replayed
+        # to the first listener so nothing is lost whoever starts the session.
+        self._console_backlog: list[mi.MIRecord] | None = []
         self.tty: InferiorTTY | None = None
         self.info = GdbInfo()
         self.startup_messages: list[str] = []
@@ -187,6 +190,9 @@ class DebugSession:
 
     def on_console(self, cb: ConsoleListener) -> None:
         self._console_listeners.append(cb)
+        backlog, self._console_backlog = self._console_backlog, None
+        for rec in backlog or ():
+            cb(rec)
 
     def _emit_output(self, data: bytes) -> None:
         for cb in list(self._output_listeners):
@@ -196,6 +202,10 @@ class DebugSession:
                 log.exception("output listener failed")
 
     def _emit_console(self, rec: mi.MIRecord) -> None:
+        if self._console_backlog is not None:
+            if len(self._console_backlog) < 10000:
+                self._console_backlog.append(rec)
+            return
         for cb in list(self._console_listeners):
             try:
                 cb(rec)
@@ -238,6 +248,9 @@ class DebugSession:
         cfg = self.config
         res = await self.cmd("-gdb-version", timeout=60)
         self.info = parse_banner(res.console_text())
+        name = "cuda-gdb" if self.info.is_cuda else "gdb"
+        cuda = f" (CUDA {'.'.join(map(str, self.info.cuda_version))})" if self.info.cuda_version else ""
+        self._emit_console(mi.MIRecord(mi.TEXT, payload=f"{name} {self.info.version_text}{cuda}; debugging {cfg.describe()}"))
         feats = await self.cmd("-list-features", check=False)
         self.info = replace(self.info, features=frozenset(mi.as_list(feats.get("features"))))
         for setting in ("mi-async on", "pagination off", "confirm off", "height 0", "width 0"):
@@ -290,9 +303,6 @@ class DebugSession:
             self.startup_messages.append(f"{command}: {exc.message}")
             self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc.message}\n"))
             return
-        text = res.all_text().strip()
-        if text:
-            self.startup_messages.append(text)
 
     async def launch(self) -> None:
         """Start the program (run), attach to it, or open the core. Raises StartupError."""

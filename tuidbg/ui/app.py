@@ -197,8 +197,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.session.on_console(self._on_engine_console)
         self.set_interval(0.05, self._flush)
         self._layout(self.size.width, self.size.height)
-        if self.session.client is not None:
-            self._write_console_intro()
+        self._write_console_intro()
         self._apply_state(self.session.state)
         self._start_session()
 
@@ -221,15 +220,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.theme = tconfig.DEFAULT_THEME
 
     def _write_console_intro(self) -> None:
-        console = self.query_one(ConsolePane)
-        info = self.session.info
-        lines = []
-        if info.version:
-            lines.append(f"{'cuda-gdb' if info.is_cuda else 'gdb'} {info.version_text}; debugging {self.session.config.describe()}")
-        for msg in self.session.startup_messages:
-            lines += [l for l in msg.splitlines() if l.strip()]
-        lines.append("Type gdb commands here; :help lists tuidbg's own (:e FILE, :w EXPR, :theme, :keymap, :q).")
-        console.log_widget.write_lines(lines, style="note")
+        self.query_one(ConsolePane).log_widget.write_lines(
+            ["Type gdb commands here; :help lists tuidbg's own (:e FILE, :w EXPR, :theme, :keymap, :q)."],
+            style="note",
+        )
 
     @work(group="session", exit_on_error=False)
     async def _start_session(self) -> None:
@@ -237,7 +231,6 @@ class TuidbgApp(App[int], inherit_bindings=False):
         try:
             if s.client is None:
                 await s.start()
-                self._write_console_intro()
             if s.config.mode == "run" and not s.state.has_process and s.state.process is ProcessState.NOT_STARTED:
                 self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
                 await s.launch()

@@ -18,6 +18,7 @@ class CommandInput(Input):
         Binding("up", "history(-1)", "Previous command", show=False, id="console.history_prev"),
         Binding("down", "history(1)", "Next command", show=False, id="console.history_next"),
         Binding("tab", "complete", "Complete", show=False, id="console.complete"),
+        Binding("escape", "leave", "Leave the console", show=False, id="console.leave"),
     ]
 
     class CompleteRequested(Message):
@@ -47,6 +48,9 @@ class CommandInput(Input):
 
     def action_complete(self) -> None:
         self.post_message(self.CompleteRequested(self.value))
+
+    def action_leave(self) -> None:
+        self.app.action_pane("source")  # type: ignore[attr-defined]
 
 
 class ConsolePane(Vertical):
@@ -92,7 +96,13 @@ class ConsolePane(Vertical):
 
 
 class ProgramInput(Input):
-    BINDINGS = [Binding("ctrl+d", "eof", "End of input", show=False, id="output.eof")]
+    BINDINGS = [
+        Binding("ctrl+d", "eof", "End of input", show=False, id="output.eof"),
+        Binding("escape", "leave", "Leave the input line", show=False, id="output.leave"),
+    ]
+
+    def action_leave(self) -> None:
+        self.app.action_pane("source")  # type: ignore[attr-defined]
 
     class EOF(Message):
         pass

@@ -422,7 +422,8 @@ class SourceView(ScrollView, can_focus=True):
         else:
             pc_seg = Segment(" ", line_style)
         num = str(line).rjust(gutter_w - 3)
-        gutter = [bp_seg, Segment(num, line_style + self.get_component_rich_style("source--gutter", partial=True)), pc_seg, Segment(" ", line_style)]
+        num_class = "source--gutter-pc" if line == self.pc_line else "source--gutter"
+        gutter = [bp_seg, Segment(num, line_style + self.get_component_rich_style(num_class, partial=True)), pc_seg, Segment(" ", line_style)]
         code = [Segment(s.text, line_style + s.style if s.style else line_style) for s in self._code_segments(index)]
         code_strip = Strip(code).crop_extend(scroll_x, scroll_x + max(0, width - gutter_w), line_style)
         return Strip(gutter + list(code_strip), width)

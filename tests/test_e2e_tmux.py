@@ -1,0 +1,92 @@
+"""End to end through a real terminal: tmux runs ``tuidbg run`` at 80x24, keys go in with send-keys."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import requires_gdb
+from helpers import REPO
+
+pytestmark = [requires_gdb, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")]
+
+
+class Tmux:
+    def __init__(self, tmp_path) -> None:
+        self.socket = f"tuidbg-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.tmp = tmp_path
+
+    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True, check=check)
+
+    def start(self, argv: list[str], width: int = 80, height: int = 24) -> None:
+        env = f"PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color"
+        cmd = f"{env} {' '.join(shlex.quote(a) for a in argv)}; echo TUIDBG_EXIT=$?; sleep 30"
+        self.tmux("new-session", "-d", "-s", "e2e", "-x", str(width), "-y", str(height), cmd)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "e2e", check=False).stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "e2e", *keys)
+
+    def wait_for(self, text: str, timeout: float = 40.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+    def title(self) -> str:
+        return self.tmux("display-message", "-p", "-t", "e2e", "#{pane_title}", check=False).stdout.strip()
+
+    def kill(self) -> None:
+        self.tmux("kill-server", check=False)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    t = Tmux(tmp_path)
+    yield t
+    t.kill()
+
+
+def test_run_stop_next_quit_at_80x24(tmux, threads_prog):
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "-ex", "break middle", "--", str(threads_prog)])
+    screen = tmux.wait_for("stopped: breakpoint")
+    assert "middle" in screen
+    assert "threads.c" in screen
+    lines = screen.splitlines()
+    assert len(lines) <= 24 and max(len(l) for l in lines) <= 80
+    tmux.keys("n")
+    tmux.wait_for("stopped: step finished")
+    tmux.keys("q")
+    tmux.wait_for("Quit tuidbg?")
+    tmux.keys("Enter")  # run mode: kill is the default
+    screen = tmux.wait_for("TUIDBG_EXIT=0")
+    assert "Traceback" not in screen
+
+
+def test_program_escape_sequences_do_not_reach_the_terminal(tmux, threads_prog):
+    before_title = None
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--", str(threads_prog), "escapes"], width=120, height=30)
+    tmux.wait_for("exited normally")
+    before_title = tmux.title()
+    tmux.keys("9")
+    screen = tmux.wait_for("after escapes")
+    assert "\\x1b[2J" in screen and "HACKED TITLE" in screen
+    assert "HACKED" not in tmux.title()
+    assert before_title == tmux.title()
+    assert "Source" in screen or "threads.c" in screen or "Console" in screen  # the panes are still drawn
+    tmux.keys("Escape")  # leave the program's input line (it took the focus with 9)
+    time.sleep(1.5)  # a key right after Escape would read as alt+key
+    tmux.keys("q")
+    tmux.wait_for("TUIDBG_EXIT=0")

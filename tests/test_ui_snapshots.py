@@ -1,0 +1,56 @@
+"""Snapshots of the main screen (pytest-textual-snapshot) against a deterministic real session.
+
+The program is built into a fixed folder and run with an empty environment from
+that folder, so paths and stack addresses are the same on every run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import requires_gdb
+from helpers import PROGRAMS, line_of
+from ui_helpers import make_app, until, until_stopped
+
+pytestmark = requires_gdb
+
+SNAP_DIR = Path("/tmp/tuidbg-snapshot")
+
+
+@pytest.fixture(scope="module")
+def snap_prog() -> Path:
+    SNAP_DIR.mkdir(exist_ok=True)
+    src = SNAP_DIR / "snap.c"
+    shutil.copy(PROGRAMS / "snap.c", src)
+    exe = SNAP_DIR / "snap"
+    subprocess.run(["gcc", "-g", "-O0", "-fno-omit-frame-pointer", str(src), "-o", str(exe)], check=True, cwd=SNAP_DIR)
+    return exe
+
+
+def snapshot_app(exe: Path, theme: str):
+    src = exe.parent / "snap.c"
+    return make_app(
+        theme=theme,
+        program=str(exe),
+        cwd=str(exe.parent),
+        ex=["unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"],
+    )
+
+
+async def settle(pilot) -> None:
+    app = pilot.app
+    await until_stopped(pilot)
+    src = app.query_one("#source")
+    await until(pilot, lambda: src.highlighted, 30, "highlighting")
+    await until(pilot, lambda: len(app.query_one("#locals").root.children) >= 3, 10, "locals")
+    app._flush()
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("theme", ["tuidbg-dark", "tuidbg-light"])
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_main_screen(snap_compare, snap_prog, theme, size):
+    assert snap_compare(snapshot_app(snap_prog, theme), terminal_size=size, run_before=settle)
