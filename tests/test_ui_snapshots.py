@@ -46,7 +46,7 @@ async def settle(pilot) -> None:
     src = app.query_one("#source")
     await until(pilot, lambda: src.highlighted, 30, "highlighting")
     await until(pilot, lambda: len(app.query_one("#locals").root.children) >= 3, 10, "locals")
-    app._flush()
+    app._flush_buffers()
     await pilot.pause(0.3)
 
 

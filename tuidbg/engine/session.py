@@ -172,6 +172,11 @@ class DebugSession:
     def state(self) -> DebuggerState:
         return self._state
 
+    @property
+    def closing(self) -> bool:
+        """close() was called: gdb going away now is expected, not a crash."""
+        return self._closing
+
     def set_state(self, new: DebuggerState) -> None:
         if new is self._state:
             return
@@ -253,7 +258,9 @@ class DebugSession:
         self._emit_console(mi.MIRecord(mi.TEXT, payload=f"{name} {self.info.version_text}{cuda}; debugging {cfg.describe()}"))
         feats = await self.cmd("-list-features", check=False)
         self.info = replace(self.info, features=frozenset(mi.as_list(feats.get("features"))))
-        for setting in ("mi-async on", "pagination off", "confirm off", "height 0", "width 0"):
+        # breakpoint pending on: a CLI "break f" on a library not loaded yet (import torch
+        # later) must not be dropped by the confirm-off "no" answer.
+        for setting in ("mi-async on", "pagination off", "confirm off", "height 0", "width 0", "breakpoint pending on"):
             r = await self.cmd(f"-gdb-set {setting}", check=False)
             if setting == "mi-async on":
                 self.mi_async = r.cls == "done"
@@ -584,13 +591,21 @@ class DebugSession:
         try:
             st = self._state
             tid = st.selected_thread
-            threads = await self.fetch_threads()
-            self.set_state(apply_refresh(self._state, generation, threads=threads))
+            # The three queries go out together (gdb answers them in order) and the
+            # state changes once, so the UI repaints once per stop, not three times.
             if tid:
-                frames, more = await self.fetch_frames(tid, 0, FRAME_PAGE)
-                self.set_state(apply_refresh(self._state, generation, frames=frames, frames_thread=tid, more_frames=more))
-                locs = await self.fetch_locals(tid, 0)
-                self.set_state(apply_refresh(self._state, generation, locals_=locs, locals_key=(tid, 0)))
+                threads, (frames, more), locs = await asyncio.gather(
+                    self.fetch_threads(), self.fetch_frames(tid, 0, FRAME_PAGE), self.fetch_locals(tid, 0)
+                )
+                self.set_state(
+                    apply_refresh(
+                        self._state, generation, threads=threads, frames=frames, frames_thread=tid,
+                        more_frames=more, locals_=locs, locals_key=(tid, 0), done=True,
+                    )
+                )
+            else:
+                threads = await self.fetch_threads()
+                self.set_state(apply_refresh(self._state, generation, threads=threads, done=True))
             for stage in list(self.refresh_stages):
                 if self._state.generation != generation:
                     return

@@ -289,6 +289,8 @@ class DebuggerState:
     libraries: tuple[Library, ...] = ()
     activity: str = ""
     gdb_exit: str | None = None
+    # The refresh after the current stop (threads, frames, locals) has arrived.
+    refreshed: bool = False
     # Filled by later stages of the refresh (Python frames, CUDA); opaque to the reducer.
     extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -422,6 +424,7 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
                 locals_key=None,
                 threads=_set_thread_states(state.threads, "all", "stopped"),
                 activity="",
+                refreshed=False,
                 extras=MappingProxyType({}),
             )
         return state
@@ -514,8 +517,12 @@ def apply_refresh(
     more_frames: bool | None = None,
     locals_: tuple[Variable, ...] | None = None,
     locals_key: tuple[str, int] | None = None,
+    done: bool = False,
 ) -> DebuggerState:
-    """Apply results of a refresh, unless a newer stop made them stale."""
+    """Apply results of a refresh, unless a newer stop made them stale.
+
+    ``done`` marks the refresh after a stop as complete (``state.refreshed``).
+    """
     if generation != state.generation or state.process is not ProcessState.STOPPED:
         return state
     changes: dict[str, Any] = {}
@@ -529,4 +536,6 @@ def apply_refresh(
     if locals_ is not None:
         changes["locals"] = locals_
         changes["locals_key"] = locals_key
+    if done:
+        changes["refreshed"] = True
     return replace(state, **changes)

@@ -115,7 +115,7 @@ class _Pending:
 
 
 class StatusLine(Static):
-    pass
+    state_class = ""
 
 
 class TuidbgApp(App[int], inherit_bindings=False):
@@ -195,7 +195,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.session.on_state(self._on_engine_state)
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
-        self.set_interval(0.05, self._flush)
+        self.set_interval(0.05, self._flush_buffers)
         self._layout(self.size.width, self.size.height)
         self._write_console_intro()
         self._apply_state(self.session.state)
@@ -248,7 +248,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _on_engine_console(self, rec: mi.MIRecord) -> None:
         self._pending.console.append(rec)
 
-    def _flush(self) -> None:
+    def _flush_buffers(self) -> None:
         if self._pending.output:
             data = bytes(self._pending.output)
             self._pending.output.clear()
@@ -260,33 +260,53 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 log_w.write_lines(group, style=style)
 
     def on_state_changed(self, message: StateChanged) -> None:
-        self._apply_state(message.state)
+        state = message.state
+        if state.is_stopped and not state.refreshed:
+            # The refresh after a stop usually lands within a few ms: paint the stop
+            # once, complete. Only a slow refresh shows the bare stop first.
+            gen = state.generation
+            self.set_timer(0.15, lambda: self._apply_if_still(gen))
+            return
+        self._apply_state(state)
+
+    def _apply_if_still(self, generation: int) -> None:
+        st = self.session.state
+        if st.generation == generation and st.is_stopped and not st.refreshed and self.state is not st:
+            self._apply_state(st)
 
     def _apply_state(self, state: DebuggerState) -> None:
         prev = self.state
         self.state = state
+        # Between a stop and its refresh the panes keep what they show: the stacks,
+        # threads and variables change once per stop, when the refresh has arrived.
+        settled = state.refreshed or not state.is_stopped
         with self.batch_update():
             self._update_status(state)
-            self._update_stacks(state)
-            self.query_one(ThreadsPane).update_state(state)
-            self._update_locals(state)
-            self.query_one(WatchPane).update_state(state)
+            if settled:
+                self._update_stacks(state)
+                self.query_one(ThreadsPane).update_state(state)
+                self._update_locals(state)
+                self.query_one(WatchPane).update_state(state)
             self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
             self._update_source(state, prev)
         self._notice_transitions(prev, state)
-        self.refresh_bindings()
 
     def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
         out = self.query_one(OutputPane)
         if prev.process is not state.process:
             if state.process is ProcessState.EXITED and prev.process in (ProcessState.RUNNING, ProcessState.STOPPED):
-                self._flush()
+                self._flush_buffers()
                 out.note(f"── the program {state.exit_description or 'exited'}")
             elif state.process is ProcessState.DETACHED:
                 out.note("── detached; the process runs on")
-            elif state.process is ProcessState.GDB_EXITED and not self._gdb_exit_shown and not self._quitting:
+            elif (
+                state.process is ProcessState.GDB_EXITED
+                and not self._gdb_exit_shown
+                and not self._quitting
+                and not self.session.closing
+            ):
                 self._gdb_exit_shown = True
-                self._flush()
+                self._flush_buffers()
                 self.query_one(ConsolePane).log_widget.write_lines([f"gdb is gone: {state.gdb_exit}"], style="error")
                 self.push_screen(GdbExitedScreen(state.gdb_exit or "gdb exited"), self._after_gdb_exit)
 
@@ -294,18 +314,27 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     def _update_status(self, state: DebuggerState) -> None:
         status = self.query_one(StatusLine)
-        for cls in ("-running", "-stopped", "-exited", "-dead"):
-            status.remove_class(cls)
-        parts: list[Any] = []
         p = state.process
+        cls = {
+            ProcessState.RUNNING: "-running",
+            ProcessState.STOPPED: "-stopped",
+            ProcessState.EXITED: "-exited",
+            ProcessState.DETACHED: "-exited",
+            ProcessState.GDB_EXITED: "-dead",
+        }.get(p, "")
+        if cls != status.state_class:
+            if status.state_class:
+                status.remove_class(status.state_class)
+            if cls:
+                status.add_class(cls)
+            status.state_class = cls
+        parts: list[Any] = []
         if p is ProcessState.RUNNING:
-            status.add_class("-running")
             parts.append(("● running", "bold"))
             if state.activity:
                 parts.append(f" — gdb: {visible(state.activity)}")
             parts.append("   ctrl+c interrupts")
         elif p is ProcessState.STOPPED:
-            status.add_class("-stopped")
             stop = state.stop
             why = stop.describe() if stop else "stopped"
             parts.append(("■ stopped: ", "bold"))
@@ -324,19 +353,16 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 if state.selected_frame:
                     parts.append(f", frame {state.selected_frame}")
         elif p is ProcessState.EXITED:
-            status.add_class("-exited")
             parts.append((f"program {state.exit_description or 'exited'}", "bold"))
             if self.session.config.mode == "run":
                 parts.append("   R runs it again")
         elif p is ProcessState.DETACHED:
-            status.add_class("-exited")
             parts.append(("detached", "bold"))
         elif p is ProcessState.GDB_EXITED:
-            status.add_class("-dead")
             parts.append((f"gdb exited: {visible(state.gdb_exit or '')}", "bold"))
         else:
             parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
-        status.update(Content.assemble(*parts))
+        status.update(Content.assemble(*parts), layout=False)
 
     # -- stacks ------------------------------------------------------------------------------------
 
@@ -346,12 +372,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         title = "C++ frames"
         if state.frames_thread:
             title += f" — thread {state.frames_thread}"
-        self.query_one("#cpp-title", Static).update(Content(title))
+        self.query_one("#cpp-title", Static).update(Content(title), layout=False)
         self._update_python_frames(state)
 
     def _update_python_frames(self, state: DebuggerState) -> None:
         pane = self.query_one(PyFramesPane)
-        key = ("py", state.generation, state.process)
+        key = ("py", state.process)
         if not state.is_stopped:
             pane.show_message(f"(the program is {state.process.value})", key)
             return
@@ -383,7 +409,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if frame is not None and frame.fullname and frame.line is not None and os.path.exists(frame.fullname):
                 if src.show_file(frame.fullname):
                     src.set_pc(frame.line, top=state.selected_frame == 0)
-                    title.update(Content(visible(frame.fullname)))
+                    title.update(Content(visible(frame.fullname)), layout=False)
             elif frame is not None:
                 lib = f" in {frame.library}" if frame.library else ""
                 what = frame.func or "??"
@@ -393,7 +419,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 elif not frame.file:
                     lines.append("The library has no line information (no DWARF); the C++ frames pane still shows where it is.")
                 src.show_message(lines)
-                title.update(Content("Source — not available"))
+                title.update(Content("Source — not available"), layout=False)
         elif moved and not state.is_stopped and not self._user_file:
             src.set_pc(None)
         self._update_marks(state)
@@ -420,7 +446,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.notify(f"cannot open {path}", severity="warning", markup=False)
             return False
         self._user_file = path
-        self.query_one("#source-title", Static).update(Content(visible(path)))
+        self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
         st = self.state
         frame = st.selected if st.is_stopped else None
         if frame is not None and frame.fullname == path and frame.line is not None:
@@ -470,14 +496,6 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self._error(f"internal error in {event.worker.name or 'a task'}: {type(err).__name__}: {err}")
 
     # -- actions: execution -----------------------------------------------------------------------------
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        st = self.state
-        if action == "exec" and st.process is not ProcessState.STOPPED:
-            return None
-        if action == "interrupt" and st.process is not ProcessState.RUNNING:
-            return None
-        return True
 
     def _run(self, coro_factory, what: str, group: str = "exec") -> None:
         async def job() -> None:
@@ -789,10 +807,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
             try:
                 await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)
             except MIError as exc:
-                self._flush()
+                self._flush_buffers()
                 log_w.write_lines(exc.message.splitlines() or [""], style="error")
             except EngineError as exc:
-                self._flush()
+                self._flush_buffers()
                 log_w.write_lines([str(exc)], style="error")
 
         self.run_worker(run(), group="console", exit_on_error=False, name="console")

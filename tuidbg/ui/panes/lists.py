@@ -21,6 +21,8 @@ class RowList(OptionList):
         border: none;
         padding: 0;
         background: $surface;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     RowList:focus { border: none; }
     """
@@ -41,6 +43,7 @@ class RowList(OptionList):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._payloads: list[Any] = []
+        self._contents: list[Content] = []
         self._keys: tuple = ()
 
     # Only the user's own moves (keys, clicks) are reported: highlight events are
@@ -78,9 +81,20 @@ class RowList(OptionList):
         if key is not None and key == self._keys and highlight == self.highlighted:
             return
         if key is None or key != self._keys:
-            self.clear_options()
+            contents = [c for c, _ in rows]
+            if len(contents) == len(self._contents) and contents:
+                # Same number of rows (the usual case after a step): replace the
+                # prompts that changed, so the list keeps its size and no layout runs.
+                changed = [i for i, (old, new) in enumerate(zip(self._contents, contents)) if old != new]
+                if changed:
+                    for i in changed:
+                        self.get_option_at_index(i)._set_prompt(contents[i])
+                    self._clear_caches()
+            else:
+                self.clear_options()
+                self.add_options([Option(c) for c in contents])
+            self._contents = contents
             self._payloads = [p for _, p in rows]
-            self.add_options([Option(c) for c, _ in rows])
             self._keys = key if key is not None else ()
         if highlight is not None and 0 <= highlight < len(self._payloads):
             self.highlighted = highlight

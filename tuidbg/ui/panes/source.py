@@ -1,7 +1,9 @@
 """The source view: a line-API widget that stays fast on 100,000-line files.
 
 Only visible rows are rendered. The file is highlighted with Pygments in a
-worker thread (plain text is shown until that is done); the token styles are
+worker thread (plain text is shown until that is done): whole for files up to
+20,000 lines, and 2,000 lines at a time as they come into view for bigger ones,
+so a 100,000-line file never keeps a core busy for long; the token styles are
 component classes whose colours come from the theme. The gutter shows
 breakpoints (● enabled, ○ disabled, ◆ conditional, ◌ pending) and the
 current line (▶ in the newest frame, ▷ in a caller). A cursor line is moved
@@ -47,6 +49,19 @@ _TOKEN_CLASSES = [
 ]
 
 MAX_HIGHLIGHT_BYTES = 8 * 1024 * 1024  # bigger files stay plain
+WHOLE_FILE_LINES = 20000  # files up to this size are lexed whole (exact multi-line tokens)
+CHUNK = 2000  # bigger files are lexed a chunk at a time, as the chunks come into view
+
+
+def _lexer_for(path: str):
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        if path.endswith((".cu", ".cuh")):
+            from pygments.lexers import CudaLexer
+
+            return CudaLexer(stripnl=False, ensurenl=False)
+        return TextLexer()
 
 
 def token_class(ttype) -> str:
@@ -166,10 +181,14 @@ class SourceView(ScrollView, can_focus=True):
         self.pc_is_top = True
         self.marks: dict[int, BreakpointMark] = {}
         self.search: str | None = None
-        self._tokens: list[list[tuple[str, str]]] | None = None
+        # Highlighted rows by chunk of CHUNK lines. Small files are one chunk lexed
+        # whole; big files are lexed a chunk at a time as they come into view.
+        self._tokens: dict[int, list[list[tuple[str, str]]]] = {}
+        self._pending_chunks: set[int] = set()
         self._cache: LRUCache[int, list[Segment]] = LRUCache(2000)
         self._generation = 0
         self._mtime: float | None = None
+        self._styles: dict[str, Style] = {}
 
     # -- content ------------------------------------------------------------------------------
 
@@ -190,10 +209,12 @@ class SourceView(ScrollView, can_focus=True):
             self._mtime = mtime
             self.lines = lines
             self.message = []
-            self._tokens = None
+            self._tokens = {}
+            self._pending_chunks = set()
             self._cache.clear()
             self._generation += 1
-            self._highlight(self._generation, path, "\n".join(lines))
+            self._lexer = _lexer_for(path)
+            self._request_chunk(0)
         self.virtual_size = Size(self._content_width(), len(self.lines))
         if line is not None:
             self.cursor_line = max(1, min(line, max(1, len(self.lines))))
@@ -205,7 +226,7 @@ class SourceView(ScrollView, can_focus=True):
         self.path = None
         self.lines = []
         self.message = lines
-        self._tokens = None
+        self._tokens = {}
         self._cache.clear()
         self._generation += 1
         self.pc_line = None
@@ -238,21 +259,26 @@ class SourceView(ScrollView, can_focus=True):
     def _gutter_width(self) -> int:
         return len(str(max(1, len(self.lines)))) + 3
 
-    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False)
-    def _highlight(self, generation: int, path: str, text: str) -> None:
-        if len(text) > MAX_HIGHLIGHT_BYTES:
-            return
-        try:
-            lexer = get_lexer_for_filename(path, stripnl=False, ensurenl=False)
-        except ClassNotFound:
-            if path.endswith((".cu", ".cuh")):
-                from pygments.lexers import CudaLexer
+    def _chunk_count(self) -> int:
+        return max(1, -(-len(self.lines) // self._chunk_size()))
 
-                lexer = CudaLexer(stripnl=False, ensurenl=False)
-            else:
-                lexer = TextLexer()
+    def _chunk_size(self) -> int:
+        return len(self.lines) if len(self.lines) <= WHOLE_FILE_LINES else CHUNK
+
+    def _request_chunk(self, chunk: int) -> None:
+        if chunk in self._tokens or chunk in self._pending_chunks or not self.lines:
+            return
+        if sum(len(l) for l in self.lines[:WHOLE_FILE_LINES]) > MAX_HIGHLIGHT_BYTES:
+            return
+        size = self._chunk_size()
+        text = "\n".join(self.lines[chunk * size : (chunk + 1) * size])
+        self._pending_chunks.add(chunk)
+        self._highlight(self._generation, chunk, text)
+
+    @work(thread=True, group="highlight", exit_on_error=False)
+    def _highlight(self, generation: int, chunk: int, text: str) -> None:
         rows: list[list[tuple[str, str]]] = [[]]
-        for ttype, value in lexer.get_tokens(text):
+        for ttype, value in self._lexer.get_tokens(text):
             cls = token_class(ttype)
             parts = value.split("\n")
             for i, part in enumerate(parts):
@@ -260,18 +286,27 @@ class SourceView(ScrollView, can_focus=True):
                     rows.append([])
                 if part:
                     rows[-1].append((part, cls))
-        self.app.call_from_thread(self._set_tokens, generation, rows)
+        self.app.call_from_thread(self._set_tokens, generation, chunk, rows)
 
-    def _set_tokens(self, generation: int, rows: list[list[tuple[str, str]]]) -> None:
+    def _set_tokens(self, generation: int, chunk: int, rows: list[list[tuple[str, str]]]) -> None:
         if generation != self._generation:
             return
-        self._tokens = rows
-        self._cache.clear()
+        self._pending_chunks.discard(chunk)
+        self._tokens[chunk] = rows
+        size = self._chunk_size()
+        for i in range(chunk * size, min(len(self.lines), (chunk + 1) * size)):
+            self._cache.discard(i)
         self.refresh()
 
     @property
     def highlighted(self) -> bool:
-        return self._tokens is not None
+        """Whether the rows in view are highlighted (the whole file, for small files)."""
+        if not self.lines:
+            return False
+        size = self._chunk_size()
+        top = self.scroll_offset.y // size
+        bottom = min(self._chunk_count() - 1, (self.scroll_offset.y + max(1, self.size.height)) // size)
+        return all(c in self._tokens for c in range(top, bottom + 1))
 
     # -- navigation ---------------------------------------------------------------------------
 
@@ -338,15 +373,27 @@ class SourceView(ScrollView, can_focus=True):
 
     # -- rendering ----------------------------------------------------------------------------
 
+    def _style(self, name: str) -> Style:
+        """A component class's style, cached until the styles change (theme switch)."""
+        st = self._styles.get(name)
+        if st is None:
+            st = self._styles[name] = self.get_component_rich_style(name, partial=True)
+        return st
+
     def _code_segments(self, index: int) -> list[Segment]:
         cached = self._cache.get(index)
         if cached is not None:
             return cached
         raw = self.lines[index]
         segs: list[Segment] = []
-        if self._tokens is not None and index < len(self._tokens):
-            for part, cls in self._tokens[index]:
-                style = self.get_component_rich_style(f"source--{cls}", partial=True) if cls else None
+        size = self._chunk_size()
+        chunk, row = divmod(index, size)
+        rows = self._tokens.get(chunk)
+        if rows is None:
+            self._request_chunk(chunk)
+        if rows is not None and row < len(rows):
+            for part, cls in rows[row]:
+                style = self._style(f"source--{cls}") if cls else None
                 segs.append(Segment(visible(part), style))
         else:
             segs.append(Segment(visible(raw)))
@@ -365,7 +412,7 @@ class SourceView(ScrollView, can_focus=True):
             start = low.find(needle, start + len(needle))
         if not spans:
             return segs
-        match_style = self.get_component_rich_style("source--match", partial=True)
+        match_style = self._style("source--match")
         out: list[Segment] = []
         pos = 0
         for seg in segs:
@@ -392,7 +439,7 @@ class SourceView(ScrollView, can_focus=True):
         index = scroll_y + y
         if not self.lines:
             if index < len(self.message):
-                style = base + self.get_component_rich_style("source--message", partial=True)
+                style = base + self._style("source--message")
                 text = visible(self.message[index])
                 return Strip([Segment(" " + text, style)]).crop_extend(scroll_x, scroll_x + width, base)
             return Strip.blank(width, base)
@@ -401,35 +448,32 @@ class SourceView(ScrollView, can_focus=True):
         line = index + 1
         line_style = base
         if line == self.pc_line:
-            line_style = base + self.get_component_rich_style(
-                "source--pc-line" if self.pc_is_top else "source--caller-line", partial=True
-            )
+            line_style = base + self._style("source--pc-line" if self.pc_is_top else "source--caller-line")
         elif line == self.cursor_line and self.has_focus:
-            line_style = base + self.get_component_rich_style("source--cursor-line", partial=True)
+            line_style = base + self._style("source--cursor-line")
         gutter_w = self._gutter_width()
         mark = self.marks.get(line)
         if mark is not None:
-            gstyle = self.get_component_rich_style(
-                "source--breakpoint" if mark.enabled else "source--breakpoint-disabled", partial=True
-            )
+            gstyle = self._style("source--breakpoint" if mark.enabled else "source--breakpoint-disabled")
             bp_seg = Segment(mark.glyph, line_style + gstyle)
         else:
             bp_seg = Segment(" ", line_style)
         if line == self.pc_line:
-            pc_seg = Segment("▶" if self.pc_is_top else "▷", line_style + self.get_component_rich_style("source--gutter-pc", partial=True))
+            pc_seg = Segment("▶" if self.pc_is_top else "▷", line_style + self._style("source--gutter-pc"))
         elif line == self.cursor_line:
-            pc_seg = Segment("›", line_style + self.get_component_rich_style("source--gutter", partial=True))
+            pc_seg = Segment("›", line_style + self._style("source--gutter"))
         else:
             pc_seg = Segment(" ", line_style)
         num = str(line).rjust(gutter_w - 3)
         num_class = "source--gutter-pc" if line == self.pc_line else "source--gutter"
-        gutter = [bp_seg, Segment(num, line_style + self.get_component_rich_style(num_class, partial=True)), pc_seg, Segment(" ", line_style)]
+        gutter = [bp_seg, Segment(num, line_style + self._style(num_class)), pc_seg, Segment(" ", line_style)]
         code = [Segment(s.text, line_style + s.style if s.style else line_style) for s in self._code_segments(index)]
         code_strip = Strip(code).crop_extend(scroll_x, scroll_x + max(0, width - gutter_w), line_style)
         return Strip(gutter + list(code_strip), width)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._styles.clear()
         self._cache.clear()
         self.refresh()
 

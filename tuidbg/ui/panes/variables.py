@@ -111,6 +111,37 @@ class VariablesTree(Tree[VarNode]):
             node.expand()
         return node
 
+    def update_in_place(self, nodes: list[VarNode]) -> bool:
+        """Relabel the top-level rows when only values changed and nothing is expanded.
+
+        A rebuild would re-lay the tree out; relabelling repaints only the rows.
+        """
+        kids = list(self.root.children)
+        if len(kids) != len(nodes) or not nodes:
+            return False
+        for node, v in zip(kids, nodes):
+            d = node.data
+            if d is None or d.name != v.name or d.type != v.type or node.children or node.is_expanded or d.varobj:
+                return False
+        for node, v in zip(kids, nodes):
+            old = node.data
+            v.changed = v.changed or (old is not None and old.value is not None and v.value is not None and old.value != v.value)
+            node.data = v
+            node.set_label(node_label(v))
+        return True
+
+    def release_varobjs(self) -> None:
+        """Delete the var objects this tree created (children go with their parents)."""
+        names = [n.data.varobj for n in self.root.children if n.data is not None and n.data.varobj and not n.data.parent_path]
+        if names and self.session is not None:
+            session = self.session
+
+            async def delete() -> None:
+                for name in names:
+                    await session.var_delete(name)
+
+            self.run_worker(delete(), group="varobj-cleanup", exit_on_error=False)
+
     def remember_values(self) -> None:
         vals: dict[str, str] = {}
 
@@ -207,10 +238,21 @@ class LocalsPane(VariablesTree):
         if key == self._key:
             return
         self._key = key
+        same_frame = state.locals_key == self.frame_key and state.locals_key is not None
+        self.frame_key = state.locals_key
+        if python_vars is None and same_frame and state.is_stopped and state.locals:
+            ordered = sorted(state.locals, key=lambda v: not v.is_arg)
+            nodes = []
+            for var in ordered:
+                v = VarNode(path=f"local:{var.name}", name=var.name, type=var.type, value=var.value, expression=var.name)
+                v.changed = var.changed
+                nodes.append(v)
+            if self.update_in_place(nodes):
+                return
         self.remember_values()
+        self.release_varobjs()
         self._epoch += 1
         self.clear()
-        self.frame_key = state.locals_key
         if python_vars is not None:
             for v in python_vars:
                 self.add_var(self.root, v)
@@ -254,12 +296,16 @@ class WatchPane(VariablesTree):
 
     def update_state(self, state, force: bool = False) -> None:
         self._last_state = state
-        key = (state.generation, state.selected_thread, state.selected_frame, tuple(self.expressions), state.process)
+        if not self.expressions:
+            key: tuple = ("empty",)
+        else:
+            key = (state.generation, state.selected_thread, state.selected_frame, tuple(self.expressions), state.process)
         if key == self._key and not force:
             return
         self._key = key
         self.frame_key = (state.selected_thread, state.selected_frame) if state.selected_thread else None
         self.remember_values()
+        self.release_varobjs()
         self._epoch += 1
         self.clear()
         if not self.expressions:

@@ -191,7 +191,8 @@ class GdbExitedScreen(ModalScreen[str]):
                 yield Button("Quit", id="quit", variant="error")
 
     def on_mount(self) -> None:
-        self.query_one("#restart", Button).focus()
+        for button in self.query("#restart").results(Button):
+            button.focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id or "stay")
