@@ -184,3 +184,9 @@ def test_attach_list_shows_python_processes_first():
     finally:
         py.kill()
         py.wait()
+
+
+@requires_gdb
+def test_no_terminal_is_explained(threads_prog):
+    # gdb starts and the program loads, then the screen needs a terminal: one line, exit 2.
+    check_error(run_tuidbg("run", "--nx", "--", str(threads_prog)), "needs a terminal", "tuidbg dump PID")

@@ -290,6 +290,12 @@ def run_ui(cfg, ui: UIOptions) -> int:
 
     async def go() -> int:
         session = await start_session(cfg)
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            await _close_quietly(session)  # detaches an attached process
+            raise UsageError(
+                "the debugger's screen needs a terminal (run it in one, e.g. ssh -t or tmux); "
+                "for the stacks of a process without one, use: tuidbg dump PID"
+            )
         from tuidbg.ui.app import TuidbgApp
 
         app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)

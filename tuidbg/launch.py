@@ -41,7 +41,7 @@ def find_gdb(gdb: str | None, cuda: bool) -> str:
     if cuda:
         path = shutil.which("cuda-gdb")
         if path is None:
-            for cand in ("/usr/local/cuda/bin/cuda-gdb", "/usr/bin/cuda-gdb", "/opt/cuda/bin/cuda-gdb"):
+            for cand in ("/usr/local/cuda/bin/cuda-gdb", "/opt/cuda/bin/cuda-gdb"):
                 if os.access(cand, os.X_OK):
                     path = cand
                     break

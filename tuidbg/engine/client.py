@@ -28,6 +28,10 @@ _PARSE_IN_THREAD = 256 * 1024
 Listener = Callable[[mi.MIRecord, bool], None]
 
 
+class _WriteFailed(Exception):
+    pass
+
+
 @dataclass
 class _Pending:
     command: str
@@ -172,7 +176,7 @@ class MIClient:
             self.transport.write(f"{token}{command}")
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             self._pending.pop(token, None)
-            raise GdbExited(f"cannot write to gdb: {exc}", self.transport.stderr_tail()) from exc
+            raise _WriteFailed(str(exc)) from exc
         return token, fut
 
     async def send(
@@ -183,7 +187,17 @@ class MIClient:
         Raises MIError on ``^error`` (unless ``check`` is False), Timeout when no
         result came within ``timeout`` seconds, GdbExited when gdb is gone.
         """
-        token, fut = self.send_nowait(command, quiet)
+        try:
+            token, fut = self.send_nowait(command, quiet)
+        except _WriteFailed as exc:
+            # gdb is going away: its exit status and last stderr lines say why, and
+            # the reader learns them as soon as it sees the end of gdb's output.
+            try:
+                await asyncio.wait_for(self._exit_event.wait(), 5.0)
+            except asyncio.TimeoutError:
+                raise GdbExited(f"cannot write to gdb: {exc}", self.transport.stderr_tail()) from None
+            assert self.exited is not None
+            raise GdbExited(self.exited.reason, self.exited.stderr_tail) from None
         try:
             await self.transport.drain()
         except (BrokenPipeError, ConnectionResetError):
