@@ -1,0 +1,102 @@
+"""Regenerate the README's screenshots (SVG) from the app itself, in two themes.
+
+Each scene runs the real TUI headless on a real gdb session (the programs are
+built into /tmp/tuidbg-screens so the paths shown are stable) and saves
+``screenshots/<scene>-<theme>.svg``.
+
+Usage: .venv/bin/python screenshots/generate.py [--theme NAME ...] [--scene NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+OUT = REPO / "screenshots"
+WORK = Path("/tmp/tuidbg-screens")
+
+
+def build() -> dict[str, Path]:
+    WORK.mkdir(exist_ok=True)
+    shutil.copy(REPO / "tests" / "programs" / "snap.c", WORK / "snap.c")
+    subprocess.run(["gcc", "-g", "-O0", "-fno-omit-frame-pointer", "snap.c", "-o", "snap"], cwd=WORK, check=True)
+    shutil.copy(REPO / "demo" / "demo.py", WORK / "demo.py")
+    shutil.copy(REPO / "demo" / "vecmath.c", WORK / "vecmath.c")
+    (WORK / "_build").mkdir(exist_ok=True)
+    subprocess.run(["gcc", "-g", "-O0", "-shared", "-fPIC", "vecmath.c", "-o", "_build/libvecmath.so", "-lm"], cwd=WORK, check=True)
+    return {"snap": WORK / "snap", "demo": WORK / "demo.py"}
+
+
+def python3() -> str:
+    from tuidbg.launch import resolve_python
+
+    return resolve_python(None)
+
+
+async def scene_c(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
+    from ui_helpers import make_app, until, until_stopped
+
+    from helpers import line_of
+
+    src = WORK / "snap.c"
+    app = make_app(theme=theme, program=str(progs["snap"]), cwd=str(WORK),
+                   ex=["unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"])
+    async with app.run_test(size=size) as pilot:
+        await until_stopped(pilot)
+        await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
+        await pilot.pause(0.5)
+        app._flush_buffers()
+        await pilot.pause(0.2)
+        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
+        await app.session.close()
+
+
+async def scene_python(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
+    """The demo: Python calling C, stopped in the C library with the Python caller shown."""
+    from ui_helpers import make_app, until, until_stopped
+
+    app = make_app(theme=theme, program=python3(), args=["demo.py"], cwd=str(WORK), ex=["break accumulate"])
+    async with app.run_test(size=size) as pilot:
+        await until_stopped(pilot)  # the SIGTRAP break-in
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "accumulate", 30, "accumulate")
+        await until_stopped(pilot)
+        await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
+        await pilot.pause(1.0)
+        app._flush_buffers()
+        await pilot.pause(0.2)
+        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
+        await app.session.close()
+
+
+SCENES = {
+    "main": (scene_c, (140, 40)),
+    "small": (scene_c, (80, 24)),
+    "python": (scene_python, (140, 40)),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--theme", action="append", help="themes (default: tuidbg-dark and tuidbg-light)")
+    ap.add_argument("--scene", action="append", choices=sorted(SCENES))
+    args = ap.parse_args()
+    themes = args.theme or ["tuidbg-dark", "tuidbg-light"]
+    progs = build()
+    for scene in args.scene or list(SCENES):
+        fn, size = SCENES[scene]
+        for theme in themes:
+            asyncio.run(fn(theme, size, scene, progs))
+            print(f"screenshots/{scene}-{theme}.svg")
+
+
+if __name__ == "__main__":
+    main()
