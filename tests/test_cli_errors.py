@@ -179,7 +179,7 @@ def test_attach_list_shows_python_processes_first():
         assert rows[0].split()[:2] == ["PID", "USER"]
         mine = [r for r in rows if r.split()[0] == str(py.pid)]
         assert mine and "time.sleep(60)" in mine[0]
-        kinds = ["py" in r.split()[3] for r in rows[1:]]
+        kinds = [r.split()[3] in ("python", "py+cuda") for r in rows[1:]]
         assert kinds == sorted(kinds, reverse=True)  # every Python process before every other
     finally:
         py.kill()

@@ -208,6 +208,8 @@ async def test_threads_pane_selects_a_thread(threads_prog):
         await until_stopped(pilot)
         await pilot.press("4")
         threads = app.query_one(ThreadsPane)
+        await until(pilot, lambda: app.focused is threads, 5, "the threads pane focused")
+        await pilot.pause(0.2)
         assert threads.row_count == 3
         await pilot.press("down")
         await until(pilot, lambda: app.state.selected_thread != app.state.current_thread, 10, "other thread")

@@ -108,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     core.add_argument("exe", metavar="EXE", help="the executable that dumped core")
     core.add_argument("corefile", metavar="CORE", help="the core file")
     core.set_defaults(func=cmd_core)
+
+    from tuidbg.dump import add_dump_parser  # tuidbg dump PID [--native] [--json]
+
+    add_dump_parser(sub)
     return parser
 
 
@@ -265,7 +269,9 @@ async def start_session(cfg):
 
     session = DebugSession(cfg)
     try:
-        await session.start()
+        # run: the program's symbols load inside the UI (which shows gdb reading
+        # them); attach and core report their failures here, before any screen.
+        await session.start(load=cfg.mode != "run")
         if cfg.mode in ("attach", "core"):
             await session.launch()
     except (StartupError, EngineError) as exc:

@@ -64,10 +64,10 @@ def list_processes(include_self: bool = False) -> list[ProcessInfo]:
 
 def format_process_list(processes: list[ProcessInfo] | None = None) -> str:
     procs = list_processes() if processes is None else processes
-    rows = [f"{'PID':>7}  {'USER':<10} {'THR':>4}  COMMAND"]
+    rows = [f"{'PID':>7}  {'USER':<10} {'THR':>4}  {'KIND':<7}  COMMAND"]
     for p in procs:
-        tag = "py " if p.is_python else "   "
+        kind = "python" if p.is_python else "-"
         if p.uses_cuda:
-            tag = "py+cuda " if p.is_python else "cuda "
-        rows.append(f"{p.pid:>7}  {p.user[:10]:<10} {p.threads:>4}  {tag}{p.cmdline[:200]}")
+            kind = "py+cuda" if p.is_python else "cuda"
+        rows.append(f"{p.pid:>7}  {p.user[:10]:<10} {p.threads:>4}  {kind:<7}  {p.cmdline[:200]}")
     return "\n".join(rows)

@@ -161,6 +161,7 @@ class DebugSession:
         self._prev_values: dict[tuple[str, str], str] = {}
         self._closing = False
         self.gdbext_loaded = False
+        self.loaded = False
         self.cuda_workaround_applied = False
         from tuidbg.engine.extensions import default_extensions
 
@@ -225,8 +226,12 @@ class DebugSession:
             argv.append("-nx")
         return argv
 
-    async def start(self) -> None:
-        """Start gdb, apply defaults, load the program or attach. Raises StartupError."""
+    async def start(self, load: bool = True) -> None:
+        """Start gdb and apply defaults; with ``load``, also load the program (see load()).
+
+        Raises StartupError. The split lets the CLI fail fast on a broken gdb while
+        the UI, already on screen, shows gdb reading a big program's symbols.
+        """
         cfg = self.config
         transport = self._transport or SubprocessTransport(
             self.gdb_argv(), env=gdb_env(cfg.debuginfod), cwd=cfg.cwd or None
@@ -241,6 +246,20 @@ class DebugSession:
             raise StartupError(self._startup_failure(exc)) from exc
         except Timeout as exc:
             raise StartupError(f"gdb did not answer during start-up ({exc})") from exc
+        if load:
+            await self.load()
+
+    async def load(self) -> None:
+        """Load the program's symbols, set its arguments, run -x/-ex, set up the extensions."""
+        if self.loaded:
+            return
+        self.loaded = True
+        try:
+            await self._load()
+        except GdbExited as exc:
+            raise StartupError(self._startup_failure(exc)) from exc
+        except Timeout as exc:
+            raise StartupError(f"gdb did not answer while loading the program ({exc})") from exc
 
     def _startup_failure(self, exc: GdbExited) -> str:
         tail = [t for t in exc.stderr_tail if t.strip()][-5:]
@@ -277,15 +296,21 @@ class DebugSession:
             from tuidbg.engine import gdbext_loader
 
             await gdbext_loader.load(self)
+
+    async def _load(self) -> None:
+        cfg = self.config
         if cfg.mode == "run":
             self.tty = InferiorTTY(self._emit_output)
             self.tty.attach()
             await self.cmd(f"-inferior-tty-set {mi.quote(self.tty.path)}")
         if cfg.mode in ("run", "core") and cfg.program:
+            self.set_state(replace(self._state, activity=f"reading symbols of {os.path.basename(cfg.program)}"))
             try:
                 await self.cmd(f"-file-exec-and-symbols {mi.quote(cfg.program)}", timeout=START_TIMEOUT)
             except MIError as exc:
                 raise StartupError(f"gdb cannot load {cfg.program}: {exc.message}") from exc
+            finally:
+                self.set_state(replace(self._state, activity=""))
         if cfg.mode == "run":
             if cfg.args:
                 await self.cmd("-exec-arguments " + " ".join(shell_quote(a) for a in cfg.args))
@@ -314,6 +339,7 @@ class DebugSession:
     async def launch(self) -> None:
         """Start the program (run), attach to it, or open the core. Raises StartupError."""
         cfg = self.config
+        await self.load()
         if cfg.mode == "run":
             try:
                 await self.cmd("-exec-run", timeout=START_TIMEOUT)

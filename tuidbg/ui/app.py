@@ -230,7 +230,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         s = self.session
         try:
             if s.client is None:
-                await s.start()
+                await s.start(load=False)
+            await s.load()
             if s.config.mode == "run" and not s.state.has_process and s.state.process is ProcessState.NOT_STARTED:
                 self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
                 await s.launch()
@@ -362,6 +363,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             parts.append((f"gdb exited: {visible(state.gdb_exit or '')}", "bold"))
         else:
             parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
+            if state.activity:
+                parts.append(f" — gdb: {visible(state.activity)}")
         status.update(Content.assemble(*parts), layout=False)
 
     # -- stacks ------------------------------------------------------------------------------------
