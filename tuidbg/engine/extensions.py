@@ -20,4 +20,9 @@ if TYPE_CHECKING:
 
 def default_extensions(config: "SessionConfig") -> list[Any]:
     exts: list[Any] = []
+    from tuidbg.engine.cuda import CudaExtension  # inert unless gdb turns out to be cuda-gdb
+
+    exts.append(CudaExtension(config))
+    from tuidbg.engine.pystack import PystackExtension  # Python stacks after every stop
+    exts.append(PystackExtension())
     return exts

@@ -352,7 +352,12 @@ class DebugSession:
                 raise StartupError(attach_failure(int(cfg.pid or 0), exc.message)) from exc
         elif cfg.mode == "core":
             try:
-                await self.cmd(f"-target-select core {mi.quote(cfg.core or '')}", timeout=START_TIMEOUT)
+                # -target-select core takes the quotes of a quoted path literally (gdb 13);
+                # "core-file" takes the rest of its line as the path, spaces and quotes too.
+                await self.cmd(
+                    f"-interpreter-exec console {mi.quote('core-file ' + (cfg.core or ''))}",
+                    timeout=START_TIMEOUT,
+                )
             except MIError as exc:
                 raise StartupError(f"gdb cannot open core file {cfg.core}: {exc.message}") from exc
             # A core has no *stopped record: make one from what gdb selected.

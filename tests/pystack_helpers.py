@@ -1,0 +1,103 @@
+"""Interpreters the Python-stack tests run on, and helpers shared by those tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import DEBIAN_PY311, PROGRAMS, has_dwarf, pyenv_python, stripped_libpython
+
+PY_PROGRAMS = PROGRAMS / "py"
+TORCH_PYTHON = Path(__file__).resolve().parents[1] / ".venv-torch" / "bin" / "python"
+
+# (id, how to get it, where its struct offsets must come from)
+INTERPRETERS = [
+    ("pyenv-3.9", "pyenv", "dwarf"),
+    ("pyenv-3.10", "pyenv", "dwarf"),
+    ("pyenv-3.11", "pyenv", "dwarf"),
+    ("pyenv-3.12", "pyenv", "dwarf"),
+    ("pyenv-3.13", "pyenv", "dwarf"),
+    ("pyenv-3.14", "pyenv", "debug_offsets"),
+    ("debian-3.11", "debian", "table"),
+    ("stripped-3.12", "stripped", "table"),
+    ("stripped-3.13", "stripped", "debug_offsets"),
+]
+
+
+class Interp:
+    def __init__(self, name: str, exe: Path, env: dict[str, str], offsets: str) -> None:
+        self.name = name
+        self.exe = exe
+        self.env = env
+        self.offsets = offsets
+        self.minor = int(name.rsplit(".", 1)[1])
+
+    def __repr__(self) -> str:
+        return f"Interp({self.name})"
+
+
+def interpreter_params(names: list[str] | None = None) -> list:
+    out = []
+    for name, _kind, _off in INTERPRETERS:
+        if names is not None and name not in names:
+            continue
+        out.append(pytest.param(name, id=name))
+    return out
+
+
+def resolve(name: str, build_dir: Path) -> Interp:
+    """The interpreter for a parameter id, or a pytest skip naming what this machine lacks."""
+    kind, offsets = next((k, o) for n, k, o in INTERPRETERS if n == name)
+    minor = name.rsplit("-", 1)[1]
+    if kind == "pyenv":
+        exe = pyenv_python(minor)
+        if exe is None:
+            pytest.skip(f"pyenv has no CPython {minor} on this machine")
+        lib = exe.parent.parent / "lib" / f"libpython{minor}.so.1.0"
+        if not has_dwarf(lib if lib.exists() else exe):
+            pytest.skip(f"pyenv's CPython {minor} on this machine was built without debug info")
+        return Interp(name, exe, {}, offsets)
+    if kind == "debian":
+        if not DEBIAN_PY311.exists():
+            pytest.skip("this machine has no /usr/bin/python3.11 (Debian's stripped build)")
+        return Interp(name, DEBIAN_PY311, {}, offsets)
+    got = stripped_libpython(minor, build_dir)
+    if got is None:
+        if shutil.which("objcopy") is None:
+            pytest.skip("objcopy is not installed on this machine")
+        pytest.skip(f"pyenv has no CPython {minor} with a shared libpython on this machine")
+    exe, env = got
+    return Interp(name, exe, env, offsets)
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def frames_of(t) -> list[list]:
+    """A PyThread's frames as the traceback module lists them: (name, file, line), outermost first."""
+    return [[f.function, f.file, f.line] for f in reversed(t.frames)]
+
+
+def thread_with_lwp(ps, lwp: int):
+    for t in ps.threads:
+        if t.lwp == lwp:
+            return t
+    raise AssertionError(f"no Python thread with LWP {lwp}: {[(t.tid, t.lwp) for t in ps.threads]}")
+
+
+def tracer_pid(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("TracerPid:"):
+                return int(line.split()[1])
+    raise AssertionError("no TracerPid line")
+
+
+def env_with(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    return env
