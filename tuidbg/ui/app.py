@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from tuidbg import config as tconfig
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError
+from tuidbg.engine import pystack
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings
@@ -37,7 +38,7 @@ from tuidbg.ui.panes.frames import CppFramesPane, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
-from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, WatchPane
+from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
 from tuidbg.ui.screens.modals import (
     GdbExitedScreen,
     HelpScreen,
@@ -147,6 +148,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._user_file: str | None = None  # a file the user opened, shown until the next stop
         self.merged = False
         self._quitting = False
+        # The selected Python frame (its index, 0 = innermost) for (generation, thread).
+        self.py_sel: int | None = None
+        self._py_sel_key: tuple | None = None
+        self._py_auto_done: set[int] = set()
+        self._py_locals: dict[tuple, list[VarNode]] = {}
+        self._source_key: tuple | None = None
 
     # -- composition ----------------------------------------------------------------------------
 
@@ -232,8 +239,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if s.client is None:
                 await s.start(load=False)
             await s.load()
-            if s.config.mode == "run" and not s.state.has_process and s.state.process is ProcessState.NOT_STARTED:
-                self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
+            if s.state.process is ProcessState.NOT_STARTED and s.config.mode in ("run", "attach", "core"):
+                if s.config.mode == "run":
+                    self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
                 await s.launch()
         except (StartupError, EngineError) as exc:
             self._error(str(exc))
@@ -281,6 +289,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         # Between a stop and its refresh the panes keep what they show: the stacks,
         # threads and variables change once per stop, when the refresh has arrived.
         settled = state.refreshed or not state.is_stopped
+        if settled:
+            self._update_python_selection(state)
         with self.batch_update():
             self._update_status(state)
             if settled:
@@ -340,8 +350,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
             why = stop.describe() if stop else "stopped"
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
+            pt = self._py_thread(state)
+            pyf = pt.frames[self.py_sel] if pt is not None and self.py_sel is not None and self.py_sel < len(pt.frames) else None
             fr = state.frames[0] if state.frames else (stop.frame if stop else None)
-            if fr is not None:
+            if pyf is not None:
+                parts.append(f"  in {visible(pyf.name)} at {visible(pyf.file.rsplit('/', 1)[-1])}:{pyf.line} (Python)")
+            elif fr is not None:
                 where = fr.func or fr.addr
                 if fr.file and fr.line is not None:
                     where += f" at {fr.file.rsplit('/', 1)[-1]}:{fr.line}"
@@ -369,25 +383,120 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     # -- stacks ------------------------------------------------------------------------------------
 
+    def _py_thread(self, state: DebuggerState):
+        ps = pystack.pystack_of(state)
+        if ps is None or not ps.ok:
+            return None
+        return ps.thread(state.selected_thread)
+
+    def _update_python_selection(self, state: DebuggerState) -> None:
+        """Which Python frame is selected: kept per stop and thread; on a SIGTRAP the
+        frame that sent it; otherwise the partner of the selected native frame."""
+        key = (state.generation, state.selected_thread)
+        if key != self._py_sel_key:
+            self._py_sel_key = key
+            self.py_sel = None
+        pt = self._py_thread(state)
+        if pt is None or not pt.frames or not state.is_stopped:
+            self.py_sel = None
+            return
+        if self.py_sel is not None and self.py_sel >= len(pt.frames):
+            self.py_sel = None
+        if state.generation not in self._py_auto_done and self._auto_python_stop(state):
+            self._py_auto_done.add(state.generation)
+            f = pystack.stop_python_frame(state)
+            if f is not None:
+                self.py_sel = f.index
+                if f.native_level is not None and f.native_level != state.selected_frame:
+                    self._select_frame(f.native_level)
+                return
+        if self.py_sel is None:
+            partners = pt.frames_at(state.selected_frame)
+            if partners:
+                self.py_sel = partners[0].index
+
+    def _auto_python_stop(self, state: DebuggerState) -> bool:
+        """A stop that Python code caused on purpose: the Python frame is what to show."""
+        stop = state.stop
+        if stop is None or state.selected_thread != (stop.thread_id or state.current_thread):
+            return False
+        return stop.signal_name == "SIGTRAP"
+
     def _update_stacks(self, state: DebuggerState) -> None:
         cpp = self.query_one(CppFramesPane)
-        cpp.update_state(state)
-        title = "C++ frames"
+        pt = self._py_thread(state) if state.is_stopped else None
+        notes: dict[int, str] = {}
+        if pt is not None:
+            for f in reversed(pt.frames):  # the innermost frame of each eval-loop frame wins
+                if f.native_level is not None:
+                    n = len(pt.frames_at(f.native_level))
+                    more = f" (+{n - 1})" if n > 1 else ""
+                    notes[f.native_level] = f"⇠ py {f.name}:{f.line}{more}"
+        merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
+        cpp.update_state(state, notes, merged, self.py_sel)
+        title = "Merged stack" if self.merged else "C++ frames"
         if state.frames_thread:
             title += f" — thread {state.frames_thread}"
         self.query_one("#cpp-title", Static).update(Content(title), layout=False)
-        self._update_python_frames(state)
+        self._update_python_frames(state, pt)
 
-    def _update_python_frames(self, state: DebuggerState) -> None:
+    def _update_python_frames(self, state: DebuggerState, pt) -> None:
         pane = self.query_one(PyFramesPane)
-        key = ("py", state.process)
+        box = self.query_one("#stack-box")
+        ps = pystack.pystack_of(state)
+        has_python = ps is not None or self.session.config.python_target
+        box.set_class(not has_python, "-nopython")
+        title = "Python frames"
+        if ps is not None and ps.python:
+            title += f" — Python {ps.python}"
+        self.query_one("#py-title", Static).update(Content(title), layout=False)
         if not state.is_stopped:
-            pane.show_message(f"(the program is {state.process.value})", key)
-            return
-        pane.show_message("No Python frames in this thread.", key)
+            pane.show_message(f"(the program is {state.process.value})", ("py", state.process))
+        elif ps is None:
+            pane.show_message("No Python interpreter found in this process (yet).", ("py", "none"))
+        elif not ps.ok:
+            pane.show_message(f"Python frames unavailable: {ps.reason}", ("py", "error", ps.reason))
+        elif pt is None or not pt.frames:
+            why = pt.error if pt is not None and pt.error else "no Python frames in this thread"
+            pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
+        else:
+            pane.show_frames(pt.frames, self.py_sel, ("py", state.generation, state.selected_thread, len(pt.frames)))
 
     def _update_locals(self, state: DebuggerState) -> None:
-        self.query_one(LocalsPane).update_state(state)
+        pane = self.query_one(LocalsPane)
+        pt = self._py_thread(state) if state.is_stopped else None
+        if pt is not None and self.py_sel is not None:
+            key = (state.generation, state.selected_thread, self.py_sel)
+            vars_ = self._py_locals.get(key)
+            if vars_ is None:
+                self._fetch_python_locals(key)
+                return
+            pane.update_state(state, python_vars=vars_, python_key=key)
+            return
+        pane.update_state(state)
+
+    def _fetch_python_locals(self, key: tuple) -> None:
+        gen, tid, index = key
+
+        async def fetch() -> None:
+            try:
+                locs = await pystack.python_locals(self.session, tid, index)
+                nodes = [
+                    VarNode(
+                        path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
+                        error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
+                    )
+                    for loc in locs
+                ]
+            except EngineError as exc:
+                nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
+            if len(self._py_locals) > 64:
+                self._py_locals.clear()
+            self._py_locals[key] = nodes
+            if (self.state.generation, self.state.selected_thread, self.py_sel) == key:
+                self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
+
+        self.run_worker(fetch(), group="pylocals", exclusive=True, exit_on_error=False)
 
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
         return []
@@ -397,14 +506,17 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
         src = self.query_one(SourceView)
         title = self.query_one("#source-title", Static)
-        moved = (
-            state.generation != prev.generation
-            or state.selected_frame != prev.selected_frame
-            or state.selected_thread != prev.selected_thread
-            or state.frames != prev.frames
-            or state.process is not prev.process
-        )
-        if moved and state.is_stopped:
+        pt = self._py_thread(state) if state.is_stopped else None
+        pyf = pt.frames[self.py_sel] if pt is not None and self.py_sel is not None and self.py_sel < len(pt.frames) else None
+        skey = (state.generation, state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
+        moved = skey != self._source_key
+        self._source_key = skey
+        if moved and state.is_stopped and pyf is not None and os.path.exists(pyf.file):
+            self._user_file = None
+            if src.show_file(pyf.file):
+                src.set_pc(pyf.line, top=pyf.index == 0)
+                title.update(Content(visible(pyf.file) + f"  (Python, {pyf.name})"), layout=False)
+        elif moved and state.is_stopped:
             self._user_file = None
             frame = state.selected
             if frame is None and state.frames:
@@ -630,6 +742,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.merged = not self.merged
         self.query_one("#stack-box").set_class(self.merged, "-merged")
         self._update_stacks(self.state)
+        self.notify("merged Python/C++ stack" if self.merged else "separate Python and C++ stacks", markup=False, timeout=2)
 
     def action_toggle_maximize(self) -> None:
         screen = self.screen
@@ -896,8 +1009,25 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     @on(CppFramesPane.FrameChosen)
     def _frame_chosen(self, message: CppFramesPane.FrameChosen) -> None:
-        if message.level != self.state.selected_frame:
+        st = self.state
+        pt = self._py_thread(st)
+        partners = pt.frames_at(message.level) if pt is not None else ()
+        self.py_sel = partners[0].index if partners else None
+        if message.level != st.selected_frame:
             self._select_frame(message.level)
+        else:
+            self._apply_state(st)
+
+    @on(CppFramesPane.PythonChosen)
+    @on(PyFramesPane.FrameChosen)
+    def _python_chosen(self, message) -> None:
+        frame = message.frame
+        self.py_sel = frame.index
+        st = self.state
+        if frame.native_level is not None and frame.native_level != st.selected_frame:
+            self._select_frame(frame.native_level)
+        else:
+            self._apply_state(st)
 
     @on(CppFramesPane.MoreRequested)
     def _more_frames(self, message: CppFramesPane.MoreRequested) -> None:

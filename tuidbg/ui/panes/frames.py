@@ -1,4 +1,11 @@
-"""Stack panes: C++ (native) frames, Python frames, and the merged view."""
+"""Stack panes: C++ (native) frames, Python frames, and the merged view.
+
+The C++ pane lists the selected thread's native frames; an eval-loop frame that
+runs Python code is marked with the Python function it runs. In merged mode the
+same pane shows one list: Python frames in place of their eval-loop frames, and
+glue (CPython internals, PyTorch dispatcher, pybind11, pytest/pluggy) folded into
+rows that expand with Enter.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from tuidbg.engine.pystack import PyFrame, StackRow
 from tuidbg.engine.state import DebuggerState, Frame
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import fold_templates, shorten_path, visible
@@ -23,7 +31,25 @@ class LoadMore:
 @dataclass(frozen=True)
 class NativeRow:
     frame: Frame
-    note: str = ""  # e.g. the Python function this eval-loop frame runs
+    note: str = ""  # the Python function this eval-loop frame runs
+
+
+@dataclass(frozen=True)
+class PythonRow:
+    """A Python frame in the merged view."""
+
+    frame: PyFrame
+    native_level: int | None
+
+
+@dataclass(frozen=True)
+class FoldRow:
+    """Folded glue; ``key`` identifies it across refreshes for its expanded state."""
+
+    key: tuple
+    label: str
+    children: tuple[StackRow, ...]
+    depth: int = 0
 
 
 def frame_name(func: str, expanded: bool) -> str:
@@ -39,9 +65,10 @@ def frame_location(frame: Frame, width: int = 60) -> str:
     return frame.addr
 
 
-def native_row_content(row: NativeRow, selected: bool, expanded: bool) -> Content:
+def native_row_content(row: NativeRow, selected: bool, expanded: bool, indent: str = "") -> Content:
     f = row.frame
     parts: list[Any] = [
+        indent,
         ("▶ " if selected else "  ", "bold $text-warning" if selected else ""),
         (f"#{f.level:<3}", "$text-muted"),
         (frame_name(f.func, expanded), "bold" if f.has_source else ""),
@@ -49,12 +76,25 @@ def native_row_content(row: NativeRow, selected: bool, expanded: bool) -> Conten
         (visible(frame_location(f)), "$text-muted"),
     ]
     if row.note:
-        parts += ["  ", (visible(row.note), "$text-accent")]
+        parts += ["  ", (visible(row.note), "$python-frame")]
     return Content.assemble(*parts)
 
 
+def python_row_content(frame: PyFrame, selected: bool, level: int | None, indent: str = "") -> Content:
+    line = f":{frame.line}" if frame.line is not None else ""
+    return Content.assemble(
+        indent,
+        ("▶ " if selected else "  ", "bold $text-warning" if selected else ""),
+        (f"#{level:<3}" if level is not None else "    ", "$text-muted"),
+        ("py ", "bold $python-frame"),
+        (visible(frame.name), "bold $python-frame"),
+        "  ",
+        (visible(shorten_path(frame.file, 70) + line), "$text-muted"),
+    )
+
+
 class CppFramesPane(Static):
-    """Native frames of the selected thread, with template arguments folded until expanded."""
+    """Native frames of the selected thread, or the merged Python/native stack."""
 
     DEFAULT_CSS = """
     CppFramesPane { height: 1fr; layout: vertical; }
@@ -69,89 +109,157 @@ class CppFramesPane(Static):
             self.level = level
             self.activated = activated
 
+    class PythonChosen(Message):
+        def __init__(self, frame: PyFrame, activated: bool) -> None:
+            super().__init__()
+            self.frame = frame
+            self.activated = activated
+
     class MoreRequested(Message):
         pass
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.expanded: set[int] = set()
-        self._rows: list[NativeRow | LoadMore] = []
+        self.expanded: set[int] = set()  # native levels whose names are shown whole
+        self.open_folds: set[tuple] = set()
+        self._rows: list[Any] = []
         self._state: DebuggerState | None = None
+        self._merged: list[StackRow] | None = None
+        self._py_selected: int | None = None
         self.notes: dict[int, str] = {}
 
     def compose(self):
         yield RowList(id="cpp-list")
 
     @property
-    def rows(self) -> list[NativeRow | LoadMore]:
+    def rows(self) -> list[Any]:
         return list(self._rows)
 
-    def update_state(self, state: DebuggerState, notes: dict[int, str] | None = None) -> None:
+    def update_state(
+        self,
+        state: DebuggerState,
+        notes: dict[int, str] | None = None,
+        merged: list[StackRow] | None = None,
+        py_selected: int | None = None,
+    ) -> None:
         self._state = state
-        if notes is not None:
-            self.notes = notes
+        self.notes = notes or {}
+        self._merged = merged
+        self._py_selected = py_selected
+        self._refresh_rows()
+
+    def _refresh_rows(self) -> None:
+        state = self._state
+        if state is None:
+            return
+        rl = self.query_one(RowList)
         if state.frames_thread is None or not state.is_stopped:
-            self.query_one(RowList).set_rows([], key=("empty", state.process))
+            rl.set_rows([], key=("empty", state.process))
             self._rows = []
             return
-        rows: list[NativeRow | LoadMore] = [NativeRow(f, self.notes.get(f.level, "")) for f in state.frames]
-        if state.more_frames:
-            rows.append(LoadMore())
-        self._rows = rows
-        contents = []
+        contents: list[tuple[Content, Any]] = []
         highlight = None
-        for i, r in enumerate(rows):
-            if isinstance(r, LoadMore):
-                contents.append((Content.styled(f"  … load {64} more frames", "italic $text-accent"), r))
-            else:
-                sel = r.frame.level == state.selected_frame
+        if self._merged is not None:
+            highlight = self._merged_rows(self._merged, state, contents, 0)
+        else:
+            for f in state.frames:
+                r = NativeRow(f, self.notes.get(f.level, ""))
+                sel = f.level == state.selected_frame
                 if sel:
-                    highlight = i
-                contents.append((native_row_content(r, sel, r.frame.level in self.expanded), r))
-        key = (state.generation, state.frames_thread, len(state.frames), state.selected_frame, frozenset(self.expanded), tuple(sorted(self.notes.items())))
-        self.query_one(RowList).set_rows(contents, highlight, key=key)
+                    highlight = len(contents)
+                contents.append((native_row_content(r, sel, f.level in self.expanded), r))
+        if state.more_frames:
+            contents.append((Content.styled("  … load 64 more frames", "italic $text-accent"), LoadMore()))
+        self._rows = [p for _, p in contents]
+        key = (
+            state.generation, state.frames_thread, len(state.frames), state.selected_frame, frozenset(self.expanded),
+            tuple(sorted(self.notes.items())), self._merged is not None, self._py_selected, frozenset(self.open_folds),
+            id(self._merged),
+        )
+        rl.set_rows(contents, highlight, key=key)
+
+    def _merged_rows(self, rows: list[StackRow], state: DebuggerState, out: list, depth: int) -> int | None:
+        highlight = None
+        indent = "  " * depth
+        for i, r in enumerate(rows):
+            if r.kind == "python" and r.python is not None:
+                lvl = r.native.level if r.native is not None else None
+                sel = self._py_selected is not None and r.python.index == self._py_selected
+                if sel:
+                    highlight = len(out)
+                out.append((python_row_content(r.python, sel, lvl, indent), PythonRow(r.python, lvl)))
+            elif r.kind == "native" and r.native is not None:
+                f = r.native
+                sel = self._py_selected is None and f.level == state.selected_frame
+                if sel:
+                    highlight = len(out)
+                nr = NativeRow(f)
+                out.append((native_row_content(nr, sel, f.level in self.expanded, indent), nr))
+            elif r.kind == "fold":
+                key = (r.rule, r.level, len(r.children))
+                is_open = key in self.open_folds
+                out.append(
+                    (Content.assemble(indent, ("  ▾ " if is_open else "  ▸ ", "$text-accent"), (visible(r.label), "italic $text-muted")),
+                     FoldRow(key, r.label, r.children, depth))
+                )
+                if is_open:
+                    h = self._merged_rows(list(r.children), state, out, depth + 1)
+                    highlight = highlight if h is None else h
+                elif any(c.level == state.selected_frame for c in r.children if c.kind == "native") and self._py_selected is None:
+                    highlight = len(out) - 1
+            elif r.kind == "note":
+                out.append((Content.styled(indent + "  " + visible(r.label), "italic $text-muted"), None))
+        return highlight
 
     def on_row_list_row_chosen(self, event: RowList.RowChosen) -> None:
         event.stop()
-        if isinstance(event.payload, LoadMore):
+        p = event.payload
+        if isinstance(p, LoadMore):
             if event.activated:
                 self.post_message(self.MoreRequested())
-            return
-        if isinstance(event.payload, NativeRow):
-            self.post_message(self.FrameChosen(event.payload.frame.level, event.activated))
+        elif isinstance(p, NativeRow):
+            self.post_message(self.FrameChosen(p.frame.level, event.activated))
+        elif isinstance(p, PythonRow):
+            self.post_message(self.PythonChosen(p.frame, event.activated))
+        elif isinstance(p, FoldRow) and event.activated:
+            self._toggle_fold(p)
+
+    def _toggle_fold(self, row: FoldRow) -> None:
+        self.open_folds.symmetric_difference_update({row.key})
+        self._refresh_rows()
 
     def action_expand(self) -> None:
         rl = self.query_one(RowList)
         row = rl.payload(rl.highlighted)
         if isinstance(row, NativeRow):
-            lvl = row.frame.level
-            self.expanded.symmetric_difference_update({lvl})
-            if self._state is not None:
-                self.update_state(self._state)
+            self.expanded.symmetric_difference_update({row.frame.level})
+            self._refresh_rows()
+        elif isinstance(row, FoldRow):
+            self._toggle_fold(row)
         elif isinstance(row, LoadMore):
             self.post_message(self.MoreRequested())
 
 
 @dataclass(frozen=True)
 class PyRow:
-    """One Python frame as the pane shows it (filled from the engine's Python stack)."""
+    """One Python frame as the Python frames pane shows it."""
 
-    index: int  # 0 = innermost
-    function: str
-    filename: str
-    line: int | None
-    native_level: int | None = None
-    is_entry: bool = False
+    frame: PyFrame
+
+    @property
+    def index(self) -> int:
+        return self.frame.index
 
 
-def py_row_content(row: PyRow, selected: bool, width: int = 200) -> Content:
-    loc = row.filename + (f":{row.line}" if row.line is not None else "")
+def py_row_content(frame: PyFrame, selected: bool) -> Content:
+    line = f":{frame.line}" if frame.line is not None else ""
     return Content.assemble(
         ("▶ " if selected else "  ", "bold $text-warning" if selected else ""),
-        (f"{row.index:<3}", "$text-muted"),
-        (visible(row.function), "bold $python-frame"),
+        (f"{frame.index:<3}", "$text-muted"),
+        (visible(frame.name), "bold $python-frame"),
+        (visible(line), "$python-frame"),
         "  ",
-        (visible(loc), "$text-muted"),
+        (visible(frame.file), "$text-muted"),  # the full path: checkout or site-packages?
     )
 
 
@@ -163,17 +271,17 @@ class PyFramesPane(Static):
     """
 
     class FrameChosen(Message):
-        def __init__(self, row: PyRow, activated: bool) -> None:
+        def __init__(self, frame: PyFrame, activated: bool) -> None:
             super().__init__()
-            self.row = row
+            self.frame = frame
             self.activated = activated
 
     def compose(self):
         yield RowList(id="py-list")
 
-    def show_rows(self, rows: list[PyRow], selected: int | None, key: tuple) -> None:
-        contents = [(py_row_content(r, r.index == selected), r) for r in rows]
-        hl = next((i for i, r in enumerate(rows) if r.index == selected), None)
+    def show_frames(self, frames: tuple[PyFrame, ...], selected: int | None, key: tuple) -> None:
+        contents = [(py_row_content(f, f.index == selected), PyRow(f)) for f in frames]
+        hl = next((i for i, f in enumerate(frames) if f.index == selected), None)
         self.query_one(RowList).set_rows(contents, hl, key=key + (selected,))
 
     def show_message(self, text: str, key: tuple) -> None:
@@ -182,4 +290,4 @@ class PyFramesPane(Static):
     def on_row_list_row_chosen(self, event: RowList.RowChosen) -> None:
         event.stop()
         if isinstance(event.payload, PyRow):
-            self.post_message(self.FrameChosen(event.payload, event.activated))
+            self.post_message(self.FrameChosen(event.payload.frame, event.activated))

@@ -40,6 +40,8 @@ class VarNode:
     is_more_row: bool = False
     parent_path: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # False for values that have no children to fetch (Python locals read from memory).
+    expandable: bool = True
 
 
 def looks_aggregate(type_: str | None, value: str | None) -> bool:
@@ -105,7 +107,12 @@ class VariablesTree(Tree[VarNode]):
     def add_var(self, parent: TreeNode[VarNode], v: VarNode) -> TreeNode[VarNode]:
         if v.value is not None and v.path in self.prev_values and self.prev_values[v.path] != v.value:
             v.changed = True
-        expandable = v.error is None and (v.is_more_row is False) and (v.varobj is None and looks_aggregate(v.type, v.value) or v.extra.get("numchild", 0) > 0)
+        expandable = (
+            v.expandable
+            and v.error is None
+            and not v.is_more_row
+            and ((v.varobj is None and looks_aggregate(v.type, v.value)) or v.extra.get("numchild", 0) > 0)
+        )
         node = parent.add(node_label(v), data=v, allow_expand=bool(expandable))
         if expandable and v.path in self.expanded_paths:
             node.expand()
