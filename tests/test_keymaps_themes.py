@@ -8,6 +8,7 @@ from textual.binding import Binding
 
 from tuidbg import config as tconfig
 from tuidbg.ui import bindings
+from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows
 from tuidbg.ui.panes.frames import CppFramesPane
 from tuidbg.ui.panes.io import CommandInput, ProgramInput
 from tuidbg.ui.panes.source import SourceView
@@ -24,6 +25,8 @@ CONTEXTS = {
     "watch": [WatchPane],
     "console": [CommandInput],
     "program input": [ProgramInput],
+    "cuda": [CudaPane, CudaRows],
+    "cuda input": [CudaPane, CudaInput],
 }
 
 

@@ -34,6 +34,8 @@ from tuidbg.engine import pystack
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings
+from tuidbg.engine import cuda
+from tuidbg.ui.panes.cuda import CudaPane
 from tuidbg.ui.panes.frames import CppFramesPane, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
@@ -154,6 +156,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._py_auto_done: set[int] = set()
         self._py_locals: dict[tuple, list[VarNode]] = {}
         self._source_key: tuple | None = None
+        self._cuda_tab: bool | None = None
 
     # -- composition ----------------------------------------------------------------------------
 
@@ -173,6 +176,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
                             yield CppFramesPane(id="cpp-frames")
                 with TabPane("Threads", id="tab-threads"):
                     yield ThreadsPane(id="threads")
+                with TabPane("CUDA", id="tab-cuda"):
+                    yield CudaPane(id="cuda")
             with TabbedContent(id="vars-group", initial="tab-locals"):
                 with TabPane("Locals", id="tab-locals"):
                     yield LocalsPane(id="locals")
@@ -197,8 +202,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._register_themes()
         self._apply_theme(self._theme_name)
         self.set_keymap(self.keymap_info.keys)
-        for w in self.query(VariablesTree):
-            w.session = self.session
+        self._attach_panes(self.session)
         self.session.on_state(self._on_engine_state)
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
@@ -207,6 +211,24 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._write_console_intro()
         self._apply_state(self.session.state)
         self._start_session()
+
+    def _attach_panes(self, session: DebugSession) -> None:
+        for w in self.query(VariablesTree):
+            w.session = session
+        for p in self.query(CudaPane):
+            p.session = session
+        self._cuda_tab: bool | None = None
+
+    def _show_cuda_tab(self) -> None:
+        """The CUDA tab is there under cuda-gdb only (known once gdb has started)."""
+        if not self.session.info.version or self._cuda_tab is not None:
+            return
+        self._cuda_tab = self.session.info.is_cuda
+        tabs = self.query_one("#stack-group", TabbedContent)
+        if self._cuda_tab:
+            tabs.show_tab("tab-cuda")
+        else:
+            tabs.hide_tab("tab-cuda")
 
     def _register_themes(self) -> None:
         for name, path in tconfig.theme_files().items():
@@ -291,8 +313,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
         settled = state.refreshed or not state.is_stopped
         if settled:
             self._update_python_selection(state)
+        self._show_cuda_tab()
         with self.batch_update():
             self._update_status(state)
+            for p in self.query(CudaPane):
+                p.update_state(state)
             if settled:
                 self._update_stacks(state)
                 self.query_one(ThreadsPane).update_state(state)
@@ -815,8 +840,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         widget_id, group, tab = PANES.get(name, (None, None, None))
         if widget_id is None:
             return
-        if name == "cuda" and not self.query(f"#{widget_id}"):
-            self.notify("no CUDA pane: start tuidbg with --cuda (cuda-gdb)", markup=False)
+        if name == "cuda" and not self.session.info.is_cuda:
+            self.notify("the CUDA pane needs cuda-gdb: start tuidbg with --cuda", markup=False)
             return
         if group and tab:
             self.query_one(f"#{group}", TabbedContent).active = tab
@@ -891,8 +916,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 pass
             new = DebugSession(old.config)
             self.session = new
-            for w in self.query(VariablesTree):
-                w.session = new
+            self._attach_panes(new)
             new.on_state(self._on_engine_state)
             new.on_program_output(self._on_engine_output)
             new.on_console(self._on_engine_console)
@@ -1037,7 +1061,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _thread_chosen(self, message: ThreadsPane.ThreadChosen) -> None:
         if message.thread_id != self.state.selected_thread:
             tid = message.thread_id
-            self._run(lambda: self.session.select_thread(tid), "select thread", group="select")
+            ext = cuda.get(self.session)
+            if ext is not None and cuda.device_focus(self.state):
+                # leave the device focus cleanly; the CUDA pane's "." goes back to it
+                self._run(lambda: ext.select_host_thread(tid), "select thread", group="select")
+            else:
+                self._run(lambda: self.session.select_thread(tid), "select thread", group="select")
 
     @on(VariablesTree.ShowValue)
     def _show_value(self, message: VariablesTree.ShowValue) -> None:
