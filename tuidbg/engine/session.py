@@ -240,12 +240,7 @@ class DebugSession:
         self.client = MIClient(transport, self._on_record)
         self.client.on_exit = self._on_gdb_exit
         await self.client.start()
-        try:
-            await self._configure()
-        except GdbExited as exc:
-            raise StartupError(self._startup_failure(exc)) from exc
-        except Timeout as exc:
-            raise StartupError(f"gdb did not answer during start-up ({exc})") from exc
+        await self._as_startup(self._configure(), "during start-up")
         if load:
             await self.load()
 
@@ -254,12 +249,16 @@ class DebugSession:
         if self.loaded:
             return
         self.loaded = True
+        await self._as_startup(self._load(), "while loading the program")
+
+    async def _as_startup(self, step: Awaitable[None], when: str) -> None:
+        """Run a start-up step; gdb dying or not answering becomes a StartupError."""
         try:
-            await self._load()
+            await step
         except GdbExited as exc:
             raise StartupError(self._startup_failure(exc)) from exc
         except Timeout as exc:
-            raise StartupError(f"gdb did not answer while loading the program ({exc})") from exc
+            raise StartupError(f"gdb did not answer {when} ({exc})") from exc
 
     def _startup_failure(self, exc: GdbExited) -> str:
         tail = [t for t in exc.stderr_tail if t.strip()][-5:]

@@ -291,6 +291,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 log_w.write_lines(group, style=style)
 
     def on_state_changed(self, message: StateChanged) -> None:
+        if self._closing_screen():
+            return
         state = message.state
         if state.is_stopped and not state.refreshed:
             # The refresh after a stop usually lands within a few ms: paint the stop
@@ -299,6 +301,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.set_timer(0.15, lambda: self._apply_if_still(gen))
             return
         self._apply_state(state)
+
+    def _closing_screen(self) -> bool:
+        """The app is shutting down: its panes may be gone already."""
+        return not self.is_running or not self.screen_stack or not self.query("#main")
 
     def _apply_if_still(self, generation: int) -> None:
         st = self.session.state

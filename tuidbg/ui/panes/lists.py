@@ -14,7 +14,35 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 
-class RowList(OptionList):
+class ReportsUserMoves:
+    """Mixin for lists and tables: report the user's own cursor moves.
+
+    Highlight events are posted asynchronously and also come from rebuilding the
+    rows, so they cannot tell a user's move from the program's; the cursor
+    actions can. Subclasses define ``_user_moved``.
+    """
+
+    def _user_moved(self) -> None:  # overridden
+        return None
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()  # type: ignore[misc]
+        self._user_moved()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()  # type: ignore[misc]
+        self._user_moved()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()  # type: ignore[misc]
+        self._user_moved()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()  # type: ignore[misc]
+        self._user_moved()
+
+
+class RowList(ReportsUserMoves, OptionList):
     DEFAULT_CSS = """
     RowList {
         height: 1fr;
@@ -46,19 +74,9 @@ class RowList(OptionList):
         self._contents: list[Content] = []
         self._keys: tuple = ()
 
-    # Only the user's own moves (keys, clicks) are reported: highlight events are
-    # posted asynchronously and also come from set_rows, so they cannot tell.
     def _user_moved(self) -> None:
         if self.highlighted is not None:
             self.post_message(self.RowChosen(self, self.payload(self.highlighted), False))
-
-    def action_cursor_up(self) -> None:
-        super().action_cursor_up()
-        self._user_moved()
-
-    def action_cursor_down(self) -> None:
-        super().action_cursor_down()
-        self._user_moved()
 
     def action_first(self) -> None:
         super().action_first()
@@ -68,13 +86,6 @@ class RowList(OptionList):
         super().action_last()
         self._user_moved()
 
-    def action_page_up(self) -> None:
-        super().action_page_up()
-        self._user_moved()
-
-    def action_page_down(self) -> None:
-        super().action_page_down()
-        self._user_moved()
 
     def set_rows(self, rows: Sequence[tuple[Content, Any]], highlight: int | None = None, key: tuple | None = None) -> None:
         """Replace all rows (skipped when ``key`` equals the previous key)."""

@@ -8,6 +8,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from tuidbg.engine.state import Breakpoint, DebuggerState
+from tuidbg.ui.panes.lists import ReportsUserMoves
 from tuidbg.ui.text import fold_templates, shorten_path, visible
 
 
@@ -15,7 +16,7 @@ def T(s: object, style: str = "") -> Text:
     return Text(visible(str(s)), style=style, no_wrap=True, overflow="ellipsis")
 
 
-class ThreadsPane(DataTable):
+class ThreadsPane(ReportsUserMoves, DataTable):
     DEFAULT_CSS = """
     ThreadsPane { height: 1fr; background: $surface; }
     """
@@ -69,7 +70,6 @@ class ThreadsPane(DataTable):
         if state.threads:
             self.move_cursor(row=cursor, animate=False)
 
-    # Only the user's own moves are reported (highlight events also come from rebuilds).
     def _user_moved(self) -> None:
         if not self.row_count:
             return
@@ -79,22 +79,6 @@ class ThreadsPane(DataTable):
             return
         if key is not None and key != self.selected_id:
             self.post_message(self.ThreadChosen(str(key), False))
-
-    def action_cursor_up(self) -> None:
-        super().action_cursor_up()
-        self._user_moved()
-
-    def action_cursor_down(self) -> None:
-        super().action_cursor_down()
-        self._user_moved()
-
-    def action_page_up(self) -> None:
-        super().action_page_up()
-        self._user_moved()
-
-    def action_page_down(self) -> None:
-        super().action_page_down()
-        self._user_moved()
 
     def action_scroll_top(self) -> None:
         super().action_scroll_top()
