@@ -58,3 +58,14 @@ async def test_picker_keyboard_selection():
         await pilot.press("down")  # into the list
         await pilot.press("down", "enter")
     assert app.return_value == 202
+
+
+def test_list_output_keeps_one_row_per_process():
+    # A `python -c` with a newline in its program (as CI's own scripts start) stays on its row.
+    from tuidbg.picker import format_process_list
+
+    odd = ProcessInfo(404, "python3", "ci", "python3 -c 'import time\ntime.sleep(9)\x1b[2J'", True, 1, False)
+    rows = format_process_list(FAKE + [odd]).splitlines()
+    assert len(rows) == 1 + len(FAKE) + 1
+    assert rows[-1].split()[0] == "404"
+    assert "import time\\x0atime.sleep(9)\\x1b[2J" in rows[-1]

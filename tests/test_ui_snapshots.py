@@ -1,7 +1,8 @@
 """Snapshots of the main screen (pytest-textual-snapshot) against a deterministic real session.
 
 The program is built into a fixed folder and run with an empty environment from
-that folder, so paths and stack addresses are the same on every run.
+that folder, without a shell in between (bash and dash add variables of their own), so paths and
+stack addresses are the same on every run, whatever the environment of the tests.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def snapshot_app(exe: Path, theme: str):
         theme=theme,
         program=str(exe),
         cwd=str(exe.parent),
-        ex=["unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"],
+        ex=["set startup-with-shell off", "unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"],
     )
 
 
@@ -52,5 +53,15 @@ async def settle(pilot) -> None:
 
 @pytest.mark.parametrize("theme", ["tuidbg-dark", "tuidbg-light"])
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
-def test_main_screen(snap_compare, snap_prog, theme, size):
-    assert snap_compare(snapshot_app(snap_prog, theme), terminal_size=size, run_before=settle)
+def test_main_screen(snap_compare, snap_prog, theme, size, request):
+    ok = snap_compare(snapshot_app(snap_prog, theme), terminal_size=size, run_before=settle)
+    if not ok:
+        # Say what differs in the log itself (CI keeps no HTML report).
+        import pickle
+
+        from pytest_textual_snapshot import node_to_report_path
+        from svg_text import svg_diff
+
+        data = pickle.loads(node_to_report_path(request.node).read_bytes())
+        diff = svg_diff(data[1], data[2])
+        pytest.fail("the screen differs from the snapshot:\n" + (diff or "(same text: colours or styles differ)"), pytrace=False)

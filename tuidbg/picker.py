@@ -62,6 +62,11 @@ def list_processes(include_self: bool = False) -> list[ProcessInfo]:
     return out
 
 
+def _printable(text: str) -> str:
+    """A command line on one line: control characters (a newline inside `python -c`) made visible."""
+    return "".join(ch if ch.isprintable() else ("\\x%02x" % ord(ch) if ord(ch) < 0x100 else "\\u%04x" % ord(ch)) for ch in text)
+
+
 def format_process_list(processes: list[ProcessInfo] | None = None) -> str:
     procs = list_processes() if processes is None else processes
     rows = [f"{'PID':>7}  {'USER':<10} {'THR':>4}  {'KIND':<7}  COMMAND"]
@@ -69,5 +74,5 @@ def format_process_list(processes: list[ProcessInfo] | None = None) -> str:
         kind = "python" if p.is_python else "-"
         if p.uses_cuda:
             kind = "py+cuda" if p.is_python else "cuda"
-        rows.append(f"{p.pid:>7}  {p.user[:10]:<10} {p.threads:>4}  {kind:<7}  {p.cmdline[:200]}")
+        rows.append(f"{p.pid:>7}  {_printable(p.user)[:10]:<10} {p.threads:>4}  {kind:<7}  {_printable(p.cmdline)[:200]}")
     return "\n".join(rows)
