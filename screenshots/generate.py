@@ -48,7 +48,7 @@ async def scene_c(theme: str, size: tuple[int, int], name: str, progs: dict[str,
 
     src = WORK / "snap.c"
     app = make_app(theme=theme, program=str(progs["snap"]), cwd=str(WORK),
-                   ex=["unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"])
+                   ex=["set startup-with-shell off", "unset environment", f"break {src}:{line_of(src, 'dot_return')}", "ignore 1 1"])
     async with app.run_test(size=size) as pilot:
         await until_stopped(pilot)
         await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")

@@ -223,6 +223,10 @@ def cmd_run(args) -> int:
     cfg.cwd = cwd
     cfg.python_target = target.python
     cfg.agent = target.python and not args.no_agent
+    cfg.break_on_exception = bool(args.break_on_exception)
+    cfg.break_on_failure = bool(args.break_on_failure)
+    if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
+        raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
     return run_ui(cfg, _ui_options(args))
 
 

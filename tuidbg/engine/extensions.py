@@ -25,4 +25,8 @@ def default_extensions(config: "SessionConfig") -> list[Any]:
     exts.append(CudaExtension(config))
     from tuidbg.engine.pystack import PystackExtension  # Python stacks after every stop
     exts.append(PystackExtension())
+    if config.agent:  # Python breakpoints and stepping (tuidbg/agent, tuidbg/engine/pyagent.py)
+        from tuidbg.engine.pyagent import PyAgent
+
+        exts.append(PyAgent(config))
     return exts

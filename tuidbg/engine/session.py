@@ -65,6 +65,8 @@ class SessionConfig:
     program_env: dict[str, str] = field(default_factory=dict)
     load_gdbext: bool = True
     agent: bool = False  # load tuidbg's in-process Python agent (Python breakpoints, stepping)
+    break_on_exception: bool = False  # the agent stops on uncaught Python exceptions
+    break_on_failure: bool = False  # the agent stops at a failing pytest test
 
     def describe(self) -> str:
         if self.mode == "attach":
@@ -487,6 +489,10 @@ class DebugSession:
             raise EngineError("a core file cannot run")
         if self.tty is not None:
             self.tty.drain()
+        for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
+            hook = getattr(ext, "before_run", None)
+            if hook is not None:
+                await hook(self)
         await self.cmd("-exec-run", timeout=START_TIMEOUT)
 
     async def cont(self) -> None:

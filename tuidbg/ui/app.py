@@ -30,7 +30,7 @@ from textual.worker import Worker, WorkerState
 from tuidbg import config as tconfig
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError
-from tuidbg.engine import pystack
+from tuidbg.engine import pyagent, pystack
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings
@@ -218,6 +218,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
         for p in self.query(CudaPane):
             p.session = session
         self._cuda_tab: bool | None = None
+        ag = pyagent.controller(session)
+        if ag is not None:
+            ag.on_message(self._agent_message)
+
+    def _agent_message(self, text: str) -> None:
+        """A note from the Python agent ("breakpoint moved to line 12", a failed condition)."""
+        self.notify(text, markup=False)
+        self._pending.console.append(mi.MIRecord(mi.TEXT, payload=f"python agent: {text}"))
 
     def _show_cuda_tab(self) -> None:
         """The CUDA tab is there under cuda-gdb only (known once gdb has started)."""
@@ -294,7 +302,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if self._closing_screen():
             return
         state = message.state
-        if state.is_stopped and not state.refreshed:
+        if state.extras.get(pyagent.EXTRA_TRANSIENT):
+            return  # a short internal stop of the Python agent: nothing for the user to see
+        if state.is_stopped and (not state.refreshed or state.extras.get(pyagent.EXTRA_PENDING)):
             # The refresh after a stop usually lands within a few ms: paint the stop
             # once, complete. Only a slow refresh shows the bare stop first.
             gen = state.generation
@@ -308,8 +318,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     def _apply_if_still(self, generation: int) -> None:
         st = self.session.state
-        if st.generation == generation and st.is_stopped and not st.refreshed and self.state is not st:
-            self._apply_state(st)
+        if st.generation == generation and st.is_stopped and self.state is not st:
+            if not st.extras.get(pyagent.EXTRA_TRANSIENT):
+                self._apply_state(st)
 
     def _apply_state(self, state: DebuggerState) -> None:
         prev = self.state
@@ -379,6 +390,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         elif p is ProcessState.STOPPED:
             stop = state.stop
             why = stop.describe() if stop else "stopped"
+            astop = state.extras.get(pyagent.EXTRA_STOP)
+            if isinstance(astop, pyagent.AgentStop):
+                why = astop.describe()
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
             pt = self._py_thread(state)
@@ -435,7 +449,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.py_sel = None
         if state.generation not in self._py_auto_done and self._auto_python_stop(state):
             self._py_auto_done.add(state.generation)
-            f = pystack.stop_python_frame(state)
+            f = self._user_python_frame(pt)
             if f is not None:
                 self.py_sel = f.index
                 if f.native_level is not None and f.native_level != state.selected_frame:
@@ -447,11 +461,30 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self.py_sel = partners[0].index
 
     def _auto_python_stop(self, state: DebuggerState) -> bool:
-        """A stop that Python code caused on purpose: the Python frame is what to show."""
+        """A stop that Python code caused on purpose (SIGTRAP, the agent): show the Python frame."""
         stop = state.stop
         if stop is None or state.selected_thread != (stop.thread_id or state.current_thread):
             return False
-        return stop.signal_name == "SIGTRAP"
+        return stop.signal_name == "SIGTRAP" or isinstance(state.extras.get(pyagent.EXTRA_STOP), pyagent.AgentStop)
+
+    @staticmethod
+    def _user_python_frame(pt):
+        """The innermost Python frame that is not tuidbg's agent."""
+        for f in pt.frames:
+            if not pyagent.is_agent_file(f.file):
+                return f
+        return None
+
+    def _agent(self):
+        ag = pyagent.controller(self.session)
+        return ag if ag is not None and ag.info.connected else None
+
+    def _agent_frame_index(self, state: DebuggerState) -> int:
+        """The selected Python frame counted the way the agent counts (its own frames left out)."""
+        pt = self._py_thread(state)
+        if pt is None or self.py_sel is None:
+            return 0
+        return sum(1 for f in pt.frames[: self.py_sel] if not pyagent.is_agent_file(f.file))
 
     def _update_stacks(self, state: DebuggerState) -> None:
         cpp = self.query_one(CppFramesPane)
@@ -460,9 +493,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if pt is not None:
             for f in reversed(pt.frames):  # the innermost frame of each eval-loop frame wins
                 if f.native_level is not None:
-                    n = len(pt.frames_at(f.native_level))
-                    more = f" (+{n - 1})" if n > 1 else ""
-                    notes[f.native_level] = f"⇠ py {f.name}:{f.line}{more}"
+                    at = [g for g in pt.frames_at(f.native_level) if not pyagent.is_agent_file(g.file)]
+                    if not at:
+                        notes[f.native_level] = "(tuidbg's agent)"
+                        continue
+                    more = f" (+{len(at) - 1})" if len(at) > 1 else ""
+                    notes[f.native_level] = f"⇠ py {at[0].name}:{at[0].line}{more}"
         merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
         cpp.update_state(state, notes, merged, self.py_sel)
         title = "Merged stack" if self.merged else "C++ frames"
@@ -491,7 +527,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             why = pt.error if pt is not None and pt.error else "no Python frames in this thread"
             pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
         else:
-            pane.show_frames(pt.frames, self.py_sel, ("py", state.generation, state.selected_thread, len(pt.frames)))
+            shown = tuple(f for f in pt.frames if not pyagent.is_agent_file(f.file))
+            pane.show_frames(shown, self.py_sel, ("py", state.generation, state.selected_thread, len(pt.frames)))
 
     def _update_locals(self, state: DebuggerState) -> None:
         pane = self.query_one(LocalsPane)
@@ -530,7 +567,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.run_worker(fetch(), group="pylocals", exclusive=True, exit_on_error=False)
 
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
-        return []
+        bps = state.extras.get(pyagent.EXTRA_BREAKPOINTS) or ()
+        return [
+            {
+                "id": b.id, "file": b.file, "line": b.effective_line, "requested_line": b.line,
+                "condition": b.condition, "enabled": b.enabled, "hits": b.hits,
+            }
+            for b in bps
+        ]
 
     # -- source -----------------------------------------------------------------------------------
 
@@ -660,7 +704,40 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.notify("the program has exited; R runs it again", markup=False)
             return
         names = {"cont": "continue", "next": "next", "step": "step", "finish": "finish", "until": "until"}
+        ag = self._agent()
+        if ag is not None and st.is_stopped:
+            tid = st.selected_thread
+            if op == "cont":
+                self._run(ag.resume, "continue")
+                return
+            if self.py_sel is not None and op in ("next", "step", "finish", "until"):
+                # A Python frame is selected: step at the Python level (the agent).
+                frame = self._agent_frame_index(st)
+                fn = {"next": ag.step_over, "until": ag.step_over, "step": ag.step_into, "finish": ag.step_out}[op]
+                self._run(lambda: fn(frame=frame, thread=tid), f"Python {names[op]}")
+                return
+            if op == "finish" and self._returns_into_python(st):
+                self._run(ag.step_out_to_python, "finish to Python")
+                return
         self._run(getattr(self.session, op), names.get(op, op))
+
+    def _returns_into_python(self, state: DebuggerState) -> bool:
+        """Whether the selected native frame was called from Python (through interpreter
+        or ffi glue only): then finish means "back to the Python line that called it"."""
+        rows = pystack.merged_stack(state, folded=False)
+        seen = False
+        for r in rows:
+            if r.kind == "native" and r.native is not None and r.native.level == state.selected_frame:
+                seen = True
+                continue
+            if not seen:
+                continue
+            if r.kind == "python":
+                return True
+            if r.kind == "native" and r.native is not None and (r.internal or "ffi" in (r.native.library or "") or "ffi" in r.native.func or "ctypes" in r.native.func):
+                continue
+            return False
+        return False
 
     def action_interrupt(self) -> None:
         self._run(self.session.interrupt, "interrupt", group="interrupt")
@@ -682,7 +759,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._run(restart, "restart")
 
     def action_step_into_native(self) -> None:
-        self.notify("step into native needs tuidbg's Python agent (a Python program started by tuidbg run)", markup=False)
+        ag = self._agent()
+        if ag is None:
+            self.notify("step into native needs tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
+            return
+        frame = self._agent_frame_index(self.state)
+        self._run(lambda: ag.step_into_native(frame=frame), "step into native")
 
     def action_run_to_cursor(self) -> None:
         src = self.query_one(SourceView)
@@ -715,6 +797,20 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._toggle_bp_at(src.path, src.cursor_line)
 
     def _toggle_bp_at(self, path: str, line: int) -> None:
+        if path.endswith(".py"):
+            ag = pyagent.controller(self.session)
+            if ag is None:
+                self.notify("Python breakpoints need tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
+                return
+
+            async def toggle_py() -> None:
+                bp = await ag.toggle_breakpoint_at(path, line)
+                if bp is not None and bp.message:
+                    self.notify(bp.message, markup=False)
+
+            self._run(toggle_py, "Python breakpoint")
+            return
+
         async def toggle() -> None:
             bp = await self.session.toggle_breakpoint_at(path, line)
             if bp is not None and bp.line is not None and bp.line != line and bp.fullname == path:
@@ -730,11 +826,26 @@ class TuidbgApp(App[int], inherit_bindings=False):
         src = self.query_one(SourceView)
         if not src.path:
             return
+        for row in self._python_breakpoint_rows(self.state):
+            if row["file"] == src.path and row["line"] == src.cursor_line:
+                self._edit_python_condition(int(row["id"]), row.get("condition") or "")
+                return
         bps = [b for b in self.state.breakpoints if not b.internal and (src.path, src.cursor_line) in b.source_lines()]
         if not bps:
             self.notify("no breakpoint on this line (b sets one)", markup=False)
             return
         self._edit_condition(bps[0].number.split(".")[0], bps[0].condition or "")
+
+    def _edit_python_condition(self, bp_id: int, current: str) -> None:
+        ag = pyagent.controller(self.session)
+        if ag is None:
+            return
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                self._run(lambda: ag.set_condition(bp_id, value.strip() or None), "condition")
+
+        self.push_screen(PromptScreen(f"Condition for Python breakpoint {bp_id}", current, "a Python expression, e.g. n > 3"), done)
 
     def _edit_condition(self, number: str, current: str) -> None:
         def done(value: str | None) -> None:
@@ -751,7 +862,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         num = message.number
         b = self.state.breakpoint(num)
         if message.python:
-            self.notify("Python breakpoints need tuidbg's Python agent", markup=False)
+            self._python_breakpoint_action(message.kind, int(num))
             return
         if b is None:
             return
@@ -766,6 +877,21 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if lines:
                 self.show_file(lines[0][0], lines[0][1])
                 self.action_pane("source")
+
+    def _python_breakpoint_action(self, kind: str, bp_id: int) -> None:
+        ag = pyagent.controller(self.session)
+        bp = ag.breakpoint(bp_id) if ag is not None else None
+        if ag is None or bp is None:
+            return
+        if kind == "toggle":
+            self._run(lambda: ag.enable_breakpoint(bp_id, not bp.enabled), "enable Python breakpoint")
+        elif kind == "delete":
+            self._run(lambda: ag.delete_breakpoint(bp_id), "delete Python breakpoint")
+        elif kind == "condition":
+            self._edit_python_condition(bp_id, bp.condition or "")
+        elif kind == "goto":
+            self.show_file(bp.file, bp.effective_line)
+            self.action_pane("source")
 
     # -- actions: views -----------------------------------------------------------------------------
 
@@ -951,6 +1077,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
         async def run() -> None:
             try:
+                ag = pyagent.controller(self.session)
+                if ag is not None:
+                    text = await ag.handle_console(cmd)
+                    if text is not None:
+                        log_w.write_lines(text.splitlines() or [""])
+                        return
                 await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)
             except MIError as exc:
                 self._flush_buffers()

@@ -1,0 +1,295 @@
+"""sys.monitoring backend (CPython 3.12+): only code objects holding breakpoints get events.
+
+- Breakpoints: while any breakpoint exists, PY_START/PY_RESUME are on globally;
+  their callback turns on LINE for a code object whose lines hold a
+  breakpoint and returns DISABLE, so each code object costs one callback, once.
+  Code objects already running (frames on any thread's stack) are found
+  through ``sys._current_frames()`` when the table changes. A LINE callback on
+  a line without a breakpoint returns DISABLE. With no breakpoint, no event at
+  all is on.
+- Stepping: LINE, PY_RETURN, PY_YIELD, CALL (+ C_RETURN/C_RAISE) on the
+  stepping frame's code, INSTRUCTION on the caller's code after a return (to
+  stop on the call line), PY_UNWIND globally, and PY_START globally for "step
+  into". Events are per interpreter, so every callback filters on the stepping
+  thread; while a step is on, nothing returns DISABLE.
+- Raised exceptions filtered by type: RAISE globally while a filter is set.
+"""
+
+import _thread
+import sys
+
+from . import protocol as P
+
+mon = sys.monitoring
+E = mon.events
+DISABLE = mon.DISABLE
+
+_STEP_LOCAL = E.LINE | E.PY_RETURN | E.PY_YIELD | E.CALL | E.C_RETURN | E.C_RAISE
+_BP_GLOBAL = E.PY_START | E.PY_RESUME
+
+
+def _pick_tool():
+    for tool in (mon.DEBUGGER_ID, 3, 4, 2):
+        if mon.get_tool(tool) is None:
+            mon.use_tool_id(tool, "tuidbg")
+            return tool
+    raise RuntimeError("all sys.monitoring tool ids are taken")
+
+
+class MonitoringBackend(object):
+    name = "sys.monitoring"
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.tool = _pick_tool()
+        self.bp_codes = {}  # id(code) -> (code, frozenset of breakpoint lines)
+        self.local = {}  # id(code) -> (code, events we set on it)
+        self.step_codes = {}  # id(code) -> code, instrumented for the step in progress
+        self.global_events = 0
+        self.closed = False
+        reg = mon.register_callback
+        t = self.tool
+        reg(t, E.PY_START, self._on_start)
+        reg(t, E.PY_RESUME, self._on_start)
+        reg(t, E.LINE, self._on_line)
+        reg(t, E.INSTRUCTION, self._on_instruction)
+        reg(t, E.PY_RETURN, self._on_return)
+        reg(t, E.PY_YIELD, self._on_return)
+        reg(t, E.PY_UNWIND, self._on_unwind)
+        reg(t, E.CALL, self._on_call)
+        reg(t, E.C_RETURN, self._on_c_return)
+        reg(t, E.C_RAISE, self._on_c_return)
+        reg(t, E.RAISE, self._on_raise)
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    # Maps are keyed by id(code) and keep the code object alive: hashing a code object
+    # costs about a microsecond, an int a tenth of that.
+
+    def _set_local(self, code, events):
+        hit = self.local.get(id(code))
+        old = hit[1] if hit is not None else 0
+        if events == old:
+            return
+        if events:
+            self.local[id(code)] = (code, events)
+        else:
+            self.local.pop(id(code), None)
+        try:
+            mon.set_local_events(self.tool, code, events)
+        except ValueError:
+            pass
+
+    def _wanted_local(self, code):
+        ev = E.LINE if id(code) in self.bp_codes else 0
+        st = self.agent.step
+        if st is not None and id(code) in self.step_codes:
+            ev |= _STEP_LOCAL
+            if st.after_return and st.frame is not None and st.frame.f_code is code:
+                ev |= E.INSTRUCTION
+        return ev
+
+    def _update_globals(self):
+        ev = 0
+        agent = self.agent
+        if agent.bp_index:
+            ev |= _BP_GLOBAL
+        if agent.opts["raise"]:
+            ev |= E.RAISE
+        st = agent.step
+        if st is not None:
+            ev |= E.PY_UNWIND
+            if st.mode in (P.M_INTO, P.M_NATIVE):
+                ev |= E.PY_START | E.PY_RESUME
+        if ev != self.global_events:
+            self.global_events = ev
+            mon.set_events(self.tool, ev)
+
+    def _note_bp_code(self, code):
+        lines = self.agent.bp_lines_for_code(code)
+        if lines:
+            self.bp_codes[id(code)] = (code, lines)
+            self._set_local(code, self._wanted_local(code))
+
+    def refresh(self):
+        """The breakpoint table or the exception options changed."""
+        if self.closed:
+            return
+        codes = {}
+        for code, _ev in list(self.local.values()):
+            codes[id(code)] = code
+        for top in list(sys._current_frames().values()):
+            f = top
+            while f is not None:
+                codes[id(f.f_code)] = f.f_code
+                f = f.f_back
+        self.bp_codes = {}
+        for code in codes.values():
+            lines = self.agent.bp_lines_for_code(code)
+            if lines:
+                self.bp_codes[id(code)] = (code, lines)
+        for code in codes.values():
+            self._set_local(code, self._wanted_local(code))
+        self._update_globals()
+        mon.restart_events()  # PY_START fires again once per code object; disabled lines come back
+
+    def start_step(self, st, frames):
+        """Arm a step: ``frames`` are the frames whose code must report lines and returns."""
+        if self.closed:
+            return
+        self.step_codes = {}
+        for f in frames:
+            self._add_step_code(f.f_code)
+        self._update_globals()
+        mon.restart_events()
+
+    def _add_step_code(self, code):
+        self.step_codes[id(code)] = code
+        self._set_local(code, self._wanted_local(code))
+
+    def follow(self, st, frame):
+        """The step continues in ``frame`` (the caller of the frame that returned)."""
+        if self.closed:
+            return
+        self._add_step_code(frame.f_code)
+
+    def end_step(self):
+        if self.closed:
+            return
+        codes = self.step_codes
+        self.step_codes = {}
+        for code in codes.values():
+            self._set_local(code, self._wanted_local(code))
+        self._update_globals()
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            mon.set_events(self.tool, 0)
+            for code, _ev in list(self.local.values()):
+                mon.set_local_events(self.tool, code, 0)
+            for ev in (E.PY_START, E.PY_RESUME, E.LINE, E.INSTRUCTION, E.PY_RETURN, E.PY_YIELD, E.PY_UNWIND,
+                       E.CALL, E.C_RETURN, E.C_RAISE, E.RAISE):
+                mon.register_callback(self.tool, ev, None)
+            if hasattr(mon, "clear_tool_id"):  # 3.14: also drops local events on code we never saw again
+                mon.clear_tool_id(self.tool)
+            mon.free_tool_id(self.tool)
+        except ValueError:
+            pass
+        self.local = {}
+        self.bp_codes = {}
+
+    # -- callbacks ---------------------------------------------------------------------------------
+
+    def _stepping(self):
+        st = self.agent.step
+        if st is None or _thread.get_ident() != st.thread:
+            return None
+        if not self.agent.step_alive(st):
+            return None
+        return st
+
+    def _on_start(self, code, offset):
+        agent = self.agent
+        st = agent.step
+        if st is not None:
+            if (st.mode in (P.M_INTO, P.M_NATIVE) and _thread.get_ident() == st.thread
+                    and not _run_by_agent(sys._getframe(1)) and agent.step_alive(st)):
+                # A new frame on the stepping thread. "into": stop on its first line. "native": watch its
+                # calls too, and stop on its first line only if control came back from native code.
+                self._add_step_code(code)
+                if st.mode == P.M_INTO or agent.want_return_to_python(st):
+                    st.frame = None
+            if id(code) not in self.bp_codes:
+                self._note_bp_code(code)
+            return None
+        if id(code) not in self.bp_codes:
+            self._note_bp_code(code)
+        return DISABLE
+
+    def _on_line(self, code, line):
+        agent = self.agent
+        st = agent.step
+        if st is not None and _thread.get_ident() == st.thread and id(code) in self.step_codes:
+            st = self._stepping()
+            if st is not None:
+                frame = sys._getframe(1)
+                if st.frame is None or frame is st.frame or st.mode == P.M_INTO and not _is_agent(frame):
+                    agent.step_stop(frame)
+                    return None
+        hit = self.bp_codes.get(id(code))
+        if hit is not None and line in hit[1]:
+            agent.on_bp_line(sys._getframe(1), line)
+            return None
+        if agent.step is None:
+            return DISABLE
+        return None
+
+    def _on_instruction(self, code, offset):
+        st = self._stepping()
+        if st is not None and st.after_return:
+            frame = sys._getframe(1)
+            if frame is st.frame:
+                self.agent.step_stop(frame)
+        return None
+
+    def _on_return(self, code, offset, retval):
+        st = self._stepping()
+        if st is not None:
+            frame = sys._getframe(1)
+            if frame is st.frame or st.frame is None:
+                self.agent.step_returned(st, frame)
+        return None
+
+    def _on_unwind(self, code, offset, exc):
+        st = self._stepping()
+        if st is not None:
+            frame = sys._getframe(1)
+            if frame is st.frame:
+                self.agent.step_returned(st, frame, unwinding=True)
+        return None
+
+    def _on_call(self, code, offset, callable_, arg0):
+        st = self._stepping()
+        if st is not None and st.mode == P.M_NATIVE and not st.native_reported:
+            frame = sys._getframe(1)
+            if not _is_agent(frame):  # the stepping frame or one it called
+                self.agent.native_call(st, frame, callable_)
+        return None
+
+    def _on_c_return(self, code, offset, callable_, arg0):
+        st = self._stepping()
+        if st is not None and self.agent.want_return_to_python(st):
+            frame = sys._getframe(1)
+            if frame is st.frame:
+                self.agent.step_stop(frame, {"returned_from": getattr(callable_, "__name__", None)})
+        return None
+
+    def _on_raise(self, code, offset, exc):
+        agent = self.agent
+        if agent.opts["raise"]:
+            frame = sys._getframe(1)
+            if not _is_agent(frame) and agent.exception_matches(exc, frame):
+                agent.stop_exception(P.R_EXCEPTION, exc, None, frame=frame)
+        return None
+
+
+def _agent_prefix():
+    from .core import _AGENT_PREFIX
+
+    return _AGENT_PREFIX
+
+
+def _run_by_agent(frame):
+    """The agent's code or code it calls: the program's frames never run below the agent's."""
+    prefix = _agent_prefix()
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(prefix):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _is_agent(frame):
+    return frame.f_code.co_filename.startswith(_agent_prefix())
