@@ -144,7 +144,7 @@ async def test_breakpoint_condition_hit_count_and_moved_line(make_session, pytho
 @pytest.mark.parametrize("python", INTERPRETERS)
 async def test_step_into_over_out_across_three_functions(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)
-    await ctl.add_breakpoint(str(STEPS), line_of(STEPS, "a_call"), condition="n == 2")
+    await ctl.add_breakpoint(str(STEPS), line_of(STEPS, "a_call"), condition="n in (2, 3)")
     await s.launch()
     stop = await _stop(ctl)
     assert (stop.func, stop.line) == ("a", line_of(STEPS, "a_call"))
@@ -164,6 +164,21 @@ async def test_step_into_over_out_across_three_functions(make_session, python):
         if mark == "c_body":
             assert [f.func for f in stop.frames[:5]] == ["c", "b", "a", "main", "<module>"]
     assert await ctl.evaluate("w") == "6"
+    # Second hit (n == 3): step out of a function with lines left runs them all and returns.
+    await ctl.resume()
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line) == (P.R_BREAKPOINT, "a", line_of(STEPS, "a_call"))
+    for action, func, mark in [
+        (ctl.step_into, "b", "b_call"),
+        (ctl.step_into, "c", "c_body"),
+        (ctl.step_out, "b", "b_call"),
+        (ctl.step_out, "a", "a_call"),
+        (ctl.step_over, "a", "a_after"),
+    ]:
+        await action()
+        stop = await _stop(ctl)
+        assert (stop.reason, stop.func, stop.line) == (P.R_STEP, func, line_of(STEPS, mark)), action.__name__
+    assert await ctl.evaluate("w") == "8"
     await ctl.delete_all_breakpoints()
     await ctl.resume()
     assert await _exit(s, ctl) == 0

@@ -215,7 +215,9 @@ class MonitoringBackend(object):
             st = self._stepping()
             if st is not None:
                 frame = sys._getframe(1)
-                if st.frame is None or frame is st.frame or st.mode == P.M_INTO and not _is_agent(frame):
+                if st.leaving and frame is st.frame:
+                    pass  # step out: not until this frame has returned
+                elif st.frame is None or frame is st.frame or st.mode == P.M_INTO and not _is_agent(frame):
                     agent.step_stop(frame)
                     return None
         hit = self.bp_codes.get(id(code))
@@ -228,7 +230,7 @@ class MonitoringBackend(object):
 
     def _on_instruction(self, code, offset):
         st = self._stepping()
-        if st is not None and st.after_return:
+        if st is not None and st.after_return and not st.leaving:
             frame = sys._getframe(1)
             if frame is st.frame:
                 self.agent.step_stop(frame)

@@ -328,7 +328,7 @@ class SettraceBackend(object):
         else:
             st = None
         if event == "line":
-            if st is not None and (st.frame is None or frame is st.frame):
+            if st is not None and not st.leaving and (st.frame is None or frame is st.frame):
                 agent.step_stop(frame)
                 return self._keep(frame)
             if st is not None:
@@ -337,7 +337,7 @@ class SettraceBackend(object):
             if lines and frame.f_lineno in lines:
                 agent.on_bp_line(frame, frame.f_lineno)
         elif event == "opcode":
-            if st is not None and frame is st.frame:
+            if st is not None and frame is st.frame and not st.leaving:
                 if st.after_return or agent.want_return_to_python(st):
                     agent.step_stop(frame)
         elif event == "return":

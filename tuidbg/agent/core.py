@@ -137,7 +137,8 @@ class Bp(object):
 
 
 class Step(object):
-    __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding")
+    __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding",
+                 "leaving")
 
     def __init__(self, mode, thread, frame, token):
         self.mode = mode
@@ -148,6 +149,7 @@ class Step(object):
         self.native_reported = False
         self.unwinding = False  # settrace: an exception is leaving the frame
         self.codes = set()  # code objects the backend instrumented for this step
+        self.leaving = mode == P.M_OUT  # step out: no stop in ``frame`` itself, only once it returned
 
 
 class Agent(object):
@@ -413,9 +415,11 @@ class Agent(object):
             bp.line = line if line is not None else bp.req_line
             bp.message = msg
             prev = old.get(bp.id)
-            if prev is not None and prev.rev == bp.rev and prev.file == bp.file and prev.req_line == bp.req_line:
+            if prev is not None and prev.file == bp.file and prev.req_line == bp.req_line:
+                # The same breakpoint, changed (enabled, a condition): it keeps its hit count, as in
+                # gdb; the hits left to ignore start again only when the ignore count was set.
                 bp.hits = prev.hits
-                bp.ignore_left = prev.ignore_left
+                bp.ignore_left = prev.ignore_left if prev.rev == bp.rev or prev.ignore == bp.ignore else bp.ignore
             else:
                 bp.hits = 0
                 bp.ignore_left = bp.ignore
@@ -734,6 +738,7 @@ class Agent(object):
             self.backend.end_step()
             return
         st.frame = caller
+        st.leaving = False
         st.after_return = not unwinding
         st.unwinding = False
         self.backend.follow(st, caller)

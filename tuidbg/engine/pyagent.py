@@ -554,12 +554,27 @@ class PyAgent:
         "pyeval", "pylocals", "pyhelp",
     )
 
-    async def handle_console(self, text: str) -> str | None:
-        """Run a ``py*`` console command. None if ``text`` is not one; raises EngineError on bad input."""
+    GDB_BREAK = ("break", "b", "br", "tbreak")
+
+    def claims_console(self, text: str) -> bool:
+        """Whether ``handle_console`` runs this command: a ``py*`` command, or gdb's ``break`` on a
+        ``.py`` line (``b test_ops.py:42``), which means a Python breakpoint."""
         words = text.strip().split(None, 1)
-        if not words or words[0] not in self.COMMANDS:
+        if not words:
+            return False
+        if words[0] in self.COMMANDS:
+            return True
+        return words[0] in self.GDB_BREAK and len(words) > 1 and _py_location(words[1])
+
+    async def handle_console(self, text: str) -> str | None:
+        """Run a ``py*`` console command (or ``break FILE.py:LINE``). None if ``text`` is not one;
+        raises EngineError on bad input."""
+        if not self.claims_console(text):
             return None
+        words = text.strip().split(None, 1)
         cmd, rest = words[0], (words[1].strip() if len(words) > 1 else "")
+        if cmd in self.GDB_BREAK:
+            cmd = "pytbreak" if cmd == "tbreak" else "pybreak"
         if cmd in ("pybreak", "pyb", "pytbreak"):
             return await self._cmd_break(rest, temporary=cmd == "pytbreak")
         if cmd == "pydelete":
@@ -1082,6 +1097,10 @@ class PyAgent:
                     continue
         except (OSError, asyncio.IncompleteReadError, MIError, EngineError, Timeout, GdbExited) as exc:
             log.info("agent connection: %s", exc)
+        except asyncio.CancelledError:
+            # The session is closing. End quietly: asyncio's stream callback asks a cancelled
+            # handler task for its exception and logs an error for it.
+            writer.close()
         finally:
             if self._writer is writer:
                 self._writer = None
@@ -1349,7 +1368,8 @@ class PyAgent:
 
 
 _HELP = """Python debugging commands (tuidbg's agent):
-  pybreak [FILE:]LINE [if COND]   set a Python breakpoint (pytbreak: temporary)
+  pybreak [FILE:]LINE [if COND]   set a Python breakpoint (pytbreak: temporary);
+                                  gdb's break/tbreak on FILE.py:LINE does the same
   pydelete [ID ...]               delete Python breakpoints (all without IDs)
   pyenable / pydisable [ID ...]   enable or disable them
   pycondition ID [COND]           set or clear a condition
@@ -1369,6 +1389,14 @@ def _reply(replies: Sequence[Mapping[str, Any]] | None, op: str) -> Mapping[str,
         if r.get("op") == op:
             return r
     return {}
+
+
+def _py_location(rest: str) -> bool:
+    """``FILE.py:LINE`` (with an optional ``if COND``)."""
+    m = _split_if(rest)
+    loc = (m[0] if m is not None else rest).strip()
+    file, sep, line = loc.rpartition(":")
+    return bool(sep) and file.endswith((".py", ".pyw")) and line.strip().isdigit()
 
 
 def _ids(text: str) -> list[int]:

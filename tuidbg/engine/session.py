@@ -321,15 +321,43 @@ class DebugSession:
                 await self.cmd(f"-gdb-set environment {k}={v}", check=False)
         for path in cfg.x_files:
             await self._user_console(f"source {path}")
+        later = []  # commands of tuidbg's extensions (pybreak ...): once they are set up
         for command in cfg.ex:
-            await self._user_console(command)
+            if self._extension_command(command) is not None:
+                later.append(command)
+            else:
+                await self._user_console(command)
         for ext in self.extensions:
             hook = getattr(ext, "on_configure", None)
             if hook is not None:
                 await hook(self)
+        for command in later:
+            await self._user_console(command)
+
+    def _extension_command(self, command: str) -> Any:
+        """The extension that handles this console command itself (e.g. the Python agent's
+        ``pybreak``, or ``break FILE.py:LINE``), or None for a gdb command."""
+        for ext in self.extensions:
+            claims = getattr(ext, "claims_console", None)
+            if claims is not None and claims(command):
+                return ext
+        return None
 
     async def _user_console(self, command: str) -> None:
         """A start-up command from -ex/-x: its output goes to the console, an error does not stop us."""
+        ext = self._extension_command(command)
+        if ext is not None:
+            try:
+                text = await ext.handle_console(command)
+            except GdbExited:
+                raise
+            except EngineError as exc:
+                self.startup_messages.append(f"{command}: {exc}")
+                self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc}\n"))
+                return
+            if text:
+                self._emit_console(mi.MIRecord(mi.TEXT, payload=text + "\n"))
+            return
         try:
             res = await self.console(command, timeout=START_TIMEOUT)
         except MIError as exc:

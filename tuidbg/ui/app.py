@@ -710,8 +710,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if op == "cont":
                 self._run(ag.resume, "continue")
                 return
-            if self.py_sel is not None and op in ("next", "step", "finish", "until"):
-                # A Python frame is selected: step at the Python level (the agent).
+            # A Python frame is selected, or the agent stopped here and the Python stack is not
+            # decoded yet (a key pressed right after the stop): step at the Python level.
+            python_level = self.py_sel is not None or (
+                isinstance(st.extras.get(pyagent.EXTRA_STOP), pyagent.AgentStop) and self._py_thread(st) is None
+            )
+            if python_level and op in ("next", "step", "finish", "until"):
                 frame = self._agent_frame_index(st)
                 fn = {"next": ag.step_over, "until": ag.step_over, "step": ag.step_into, "finish": ag.step_out}[op]
                 self._run(lambda: fn(frame=frame, thread=tid), f"Python {names[op]}")

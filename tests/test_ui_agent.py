@@ -1,0 +1,152 @@
+"""Python breakpoints and stepping in the TUI (tuidbg's agent), with the keyboard, on real
+interpreters: Debian's stripped 3.11 (settrace backend) and pyenv's 3.12 (sys.monitoring)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import requires_gdb
+from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
+from ui_helpers import log_text, make_app, until
+
+from tuidbg.engine import pyagent, pystack
+from tuidbg.engine.state import ProcessState
+from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.panes.tables import BreakpointsPane
+
+pytestmark = [requires_gdb, pytest.mark.slow]
+
+PY = PROGRAMS / "py"
+FOREVER = PY / "agent_forever.py"
+STEPS = PY / "agent_steps.py"
+
+
+def _interp(name: str):
+    if name == "debian-3.11":
+        return DEBIAN_PY311 if DEBIAN_PY311.exists() else None
+    return pyenv_python(name.split("-")[1])
+
+
+INTERPS = [
+    pytest.param("debian-3.11", marks=pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")),
+    pytest.param("pyenv-3.12", marks=pytest.mark.skipif(pyenv_python("3.12") is None, reason="pyenv has no CPython 3.12 on this machine")),
+]
+
+
+def agent_stop(app):
+    st = app.state
+    if st.process is not ProcessState.STOPPED:
+        return None
+    stop = st.extras.get(pyagent.EXTRA_STOP)
+    return stop if isinstance(stop, pyagent.AgentStop) else None
+
+
+async def until_py_stop(pilot, reason: str, line: int, timeout: float = 60.0):
+    """A Python stop of this reason at this line, shown: the source pane is on it."""
+    app = pilot.app
+    src = app.query_one(SourceView)
+
+    def shown() -> bool:
+        stop = agent_stop(app)
+        return (
+            stop is not None
+            and stop.reason == reason
+            and stop.line == line
+            and app.session.state is app.state
+            and src.pc_line == line
+        )
+
+    await until(pilot, shown, timeout, f"a Python {reason} stop at line {line}")
+    await pilot.pause(0.1)
+    return agent_stop(app)
+
+
+async def goto(pilot, line: int) -> None:
+    await pilot.press("ctrl+g")
+    await pilot.press(*str(line), "enter")
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path):
+    python = _interp(interp)
+    app = make_app(program=str(python), args=[str(FOREVER), str(tmp_path / "count")], agent=True, python_target=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        ctl = pyagent.controller(app.session)
+        await until(pilot, lambda: ctl.info.connected, 60, "the agent to connect")
+        assert app.state.process is ProcessState.RUNNING
+        # Open the program's file and press b on a line of tick(): a Python breakpoint, hit at once
+        # (the program is running: the breakpoint reaches it over the agent's socket).
+        app.show_file(str(FOREVER))
+        await pilot.press("1")
+        tick_ret = line_of(FOREVER, "tick_ret")
+        await goto(pilot, tick_ret)
+        await pilot.press("b")
+        stop = await until_py_stop(pilot, "breakpoint", tick_ret)
+        assert stop.func == "tick" and stop.bp_id == 1
+        status = app.query_one("#status").render().plain
+        assert f"Python breakpoint 1 at {FOREVER}:{tick_ret}" in status
+        # The Python frames pane shows the user's frames only (not the agent's), tick selected.
+        pt = pystack.pystack_of(app.state).thread(app.state.selected_thread)
+        shown = [f for f in pt.frames if not pyagent.is_agent_file(f.file)]
+        assert [f.function for f in shown[:3]] == ["tick", "main", "<module>"]
+        assert app.py_sel is not None and pt.frames[app.py_sel].function == "tick"
+        # The breakpoints pane lists it beside native ones, with its hit count.
+        table = app.query_one(BreakpointsPane)
+        await until(pilot, lambda: table.row_count == 1, 10, "the breakpoints pane")
+        assert table.get_row_at(0)[0].plain == "py1" and table.get_row_at(0)[2].plain == f"{FOREVER}:{tick_ret}"
+        assert tick_ret in app.query_one(SourceView).marks
+
+        # n: Python step over; tick returns: back on the line that called it, then the next line.
+        await pilot.press("n")
+        await until_py_stop(pilot, "step", line_of(FOREVER, "loop"))
+        assert agent_stop(app).func == "main"
+        await pilot.press("n")
+        await until_py_stop(pilot, "step", line_of(FOREVER, "loop") + 1)
+        # Disable the breakpoint from the breakpoints pane (space), continue: the program runs on.
+        await pilot.press("7")
+        await pilot.press("space")
+        await until(pilot, lambda: not ctl.breakpoint(1).enabled, 10, "the breakpoint disabled")
+        app.query_one(SourceView).focus()
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 10, "running")
+        await pilot.pause(0.5)
+        assert app.state.process is ProcessState.RUNNING
+        # Enable it again from the pane: the next tick stops.
+        await pilot.press("7")
+        await pilot.press("space")
+        stop = await until_py_stop(pilot, "breakpoint", tick_ret)
+        assert stop.hits is not None and stop.hits >= 2, stop
+        await until(pilot, lambda: ctl.breakpoint(1).hits == stop.hits, 10, "the hit count")
+        await app.session.close()
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_python_breakpoint_from_ex_and_console(interp):
+    python = _interp(interp)
+    a_call = line_of(STEPS, "a_call")
+    # gdb's own spelling for a .py line is a Python breakpoint, set before the program's first line.
+    app = make_app(program=str(python), args=[str(STEPS)], agent=True, python_target=True,
+                   ex=[f"break {STEPS}:{a_call} if n == 4"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        stop = await until_py_stop(pilot, "breakpoint", a_call)
+        assert stop.func == "a"
+        # s, s: into b(), into c(); f: out of c(), back on the line of b() that called it; n: next line.
+        for key, func, mark in (("s", "b", "b_call"), ("s", "c", "c_body"), ("f", "b", "b_call"), ("n", "b", "b_ret")):
+            await pilot.press(key)
+            stop = await until_py_stop(pilot, "step", line_of(STEPS, mark))
+            assert stop.func == func, (key, mark)
+        assert [f.func for f in stop.frames[:3]] == ["b", "a", "main"]
+        # The console: a Python expression in the stopped frame, and a second breakpoint.
+        await pilot.press("8")
+        for cmd in ("pyprint n * 10", f"pybreak {STEPS}:{line_of(STEPS, 'main_print')}"):
+            await pilot.press(*[ch if ch != " " else "space" for ch in cmd], "enter")
+        await until(pilot, lambda: "40" in log_text(app, "console-log").splitlines(), 10, "pyprint's answer")  # n == 4
+        await until(pilot, lambda: "Python breakpoint 2 at" in log_text(app, "console-log"), 10, "pybreak's answer")
+        app.query_one(SourceView).focus()
+        await pilot.press("c")
+        stop = await until_py_stop(pilot, "breakpoint", line_of(STEPS, "main_print"))
+        assert stop.func == "main" and stop.bp_id == 2
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the program to exit")
+        assert app.state.exit_code == 0
+        await app.session.close()
