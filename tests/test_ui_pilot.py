@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of
+from helpers import PROGRAMS, compile_c, line_of
 from ui_helpers import log_text, make_app, press_and_stop, until, until_stopped
 
 from tuidbg.engine.state import ProcessState
@@ -314,3 +318,49 @@ async def test_help_lists_the_active_keymap(threads_prog):
         await pilot.pause(0.3)
         assert app.state.generation == gen
         await press_and_stop(pilot, "f10")
+
+
+async def test_ui_answers_keys_while_gdb_is_busy(threads_prog):
+    # A gdb command that takes 4 s: the UI still switches panes while it runs.
+    app = make_app(program=str(threads_prog), ex=["break middle"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        busy = asyncio.ensure_future(app.session.console("python import time; time.sleep(4)"))
+        await pilot.pause(0.3)
+        await pilot.press("5")
+        await pilot.pause(0.1)
+        assert app.focused.id == "locals" and not busy.done()
+        await busy
+
+
+async def test_quit_in_attach_mode_detaches_by_default(threads_prog):
+    proc = subprocess.Popen([str(threads_prog), "sleep"], stdout=subprocess.PIPE)
+    proc.stdout.readline()
+    try:
+        app = make_app(mode="attach", pid=proc.pid)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until_stopped(pilot)
+            await pilot.press("q")
+            await until(pilot, lambda: isinstance(app.screen, QuitScreen), 5, "the quit question")
+            assert app.screen.focused.id == "detach"
+            await pilot.press("enter")
+            await until(pilot, lambda: not app.is_running, 15, "the app to end")
+        time.sleep(0.3)
+        assert proc.poll() is None
+        assert "TracerPid:\t0" in Path(f"/proc/{proc.pid}/status").read_text()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+async def test_typing_in_the_output_pane_goes_to_the_program(tmp_path):
+    src = tmp_path / "echo.c"
+    src.write_text('#include <stdio.h>\nint main(void){char b[64]; if(fgets(b,64,stdin)) printf("got:%s", b); return 0;}\n')
+    exe = compile_c(src, tmp_path / "echo")
+    app = make_app(program=str(exe))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 20, "running")
+        await pilot.press("9")
+        await pilot.press(*"hello", "enter")
+        await until(pilot, lambda: "got:hello" in log_text(app, "output-log"), 10, "the program's answer")
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 10, "exit")

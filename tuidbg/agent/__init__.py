@@ -69,7 +69,7 @@ native PEP 523 frame filter (``_framefilter``) turns tracing on only for a
 thread that enters a code object holding a breakpoint, and off when it leaves
 it; elsewhere (aarch64, raised-exception filters, another tool owning the
 frame evaluation function) a global trace function on every thread. See
-``bench/RESULTS.agent.md``.
+``bench/RESULTS.md``.
 
 *User entry points.* ``tuidbg.set_trace()`` / ``tuidbg.breakpoint()`` (also
 ``PYTHONBREAKPOINT=tuidbg.set_trace``; under tuidbg the plain ``breakpoint()``
