@@ -87,7 +87,8 @@ fi
 stamp=.venv/.tuidbg-installed
 extras=""
 [ $want_test = 1 ] && extras="[test]"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || ! grep -qx "$extras" "$stamp" 2>/dev/null; then
+# (an install with the test extras also serves the demo)
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || { [ -n "$extras" ] && ! grep -qxF -- "$extras" "$stamp"; }; then
     say "installing tuidbg$extras into .venv"
     .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"

@@ -564,7 +564,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if (self.state.generation, self.state.selected_thread, self.py_sel) == key:
                 self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
 
-        self.run_worker(fetch(), group="pylocals", exclusive=True, exit_on_error=False)
+        self.run_worker(fetch, group="pylocals", exclusive=True, exit_on_error=False)
 
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
         bps = state.extras.get(pyagent.EXTRA_BREAKPOINTS) or ()
@@ -1162,7 +1162,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self.query_one(ConsolePane).log_widget.write_lines(["  ".join(matches[:200])], style="log")
             inp.cursor_position = len(inp.value)
 
-        self.run_worker(complete(), group="complete", exclusive=True, exit_on_error=False)
+        self.run_worker(complete, group="complete", exclusive=True, exit_on_error=False)
 
     @on(OutputPane.InputSubmitted)
     def _program_input(self, message: OutputPane.InputSubmitted) -> None:
