@@ -185,6 +185,55 @@ async def test_step_into_over_out_across_three_functions(make_session, python):
     assert b"total 48" in out
 
 
+TRAP = PY / "agent_trap.py"
+
+
+async def _native_stop_with_python(ctl, what: str):
+    from tuidbg.engine import pystack
+
+    st = await ctl.wait_stop(STOP_TIMEOUT)
+    assert st.process is ProcessState.STOPPED and st.extras.get("agent_stop") is None, what
+    s = ctl.session
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while pystack.pystack_of(s.state) is None or not pystack.pystack_of(s.state).ok:
+        assert loop.time() < deadline, "the Python stack of the native stop"
+        await asyncio.sleep(0.05)
+    return s.state
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
+async def test_python_steps_from_a_sigtrap_break_in(make_session, python):
+    # The program stops itself with SIGTRAP (a native stop, inside kill()); n/s/f at the Python level
+    # go on from the Python line that sent it.
+    s, ctl, out = await _start(make_session, python, TRAP)
+    await s.launch()
+    st = await _native_stop_with_python(ctl, "the SIGTRAP")
+    assert st.stop.signal_name == "SIGTRAP"
+    await ctl.step_over()  # frame 0: inner(), on the os.kill line
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line) == (P.R_STEP, "inner", line_of(TRAP, "after_trap"))
+    await ctl.step_out()
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line) == (P.R_STEP, "outer", line_of(TRAP, "outer_call"))
+    await ctl.step_over()
+    stop = await _stop(ctl)
+    assert (stop.func, stop.line) == ("outer", line_of(TRAP, "outer_after"))
+    assert await ctl.evaluate("total") == "2"
+    await ctl.resume()
+    # Second call: step over in the caller's frame (frame 1) from the SIGTRAP runs inner() to its end
+    # and stops at the caller's next line.
+    st = await _native_stop_with_python(ctl, "the second SIGTRAP")
+    assert st.stop.signal_name == "SIGTRAP"
+    await ctl.step_over(frame=1)
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line) == (P.R_STEP, "outer", line_of(TRAP, "outer_after"))
+    assert await ctl.evaluate("total") == "2"
+    await ctl.resume()
+    assert await _exit(s, ctl) == 0
+    assert out.count(b"total 12") == 2
+
+
 @pytest.mark.parametrize("python", INTERPRETERS)
 async def test_breakpoint_set_while_stopped_hits_next_execution(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)

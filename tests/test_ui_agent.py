@@ -150,3 +150,22 @@ async def test_python_breakpoint_from_ex_and_console(interp):
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the program to exit")
         assert app.state.exit_code == 0
         await app.session.close()
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_sigtrap_break_in_then_python_next(interp):
+    # The program stops itself with os.kill(SIGTRAP): the Python line that sent it is shown, and
+    # n goes to the next Python line (not into gdb's native next).
+    trap = PY / "agent_trap.py"
+    app = make_app(program=str(_interp(interp)), args=[str(trap)], agent=True, python_target=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        src = app.query_one(SourceView)
+        await until(pilot, lambda: app.state.process is ProcessState.STOPPED and app.py_sel is not None
+                    and src.pc_line == line_of(trap, "trap"), 60, "the SIGTRAP at its Python line")
+        assert "SIGTRAP" in app.query_one("#status").render().plain
+        await pilot.press("n")
+        stop = await until_py_stop(pilot, "step", line_of(trap, "after_trap"))
+        assert stop.func == "inner"
+        await pilot.press("f")
+        await until_py_stop(pilot, "step", line_of(trap, "outer_call"))
+        await app.session.close()

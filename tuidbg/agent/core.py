@@ -181,6 +181,12 @@ class Agent(object):
         self._prev_excepthook = None
         self._prev_thread_excepthook = None
         self._prev_breakpointhook = None
+        # "Python step from a native stop" (SIGTRAP, a native breakpoint, an interrupt): gdb calls this
+        # C function pointer in the stopped thread, which holds the GIL then (tuidbg returns it to the
+        # eval loop first), to arm a step in that thread's Python frame. ctypes callbacks take the GIL
+        # with PyGILState_Ensure, which is a no-op for the thread that holds it.
+        self._arm_cb = _ARM_FUNC(self._arm_from_native)
+        self.arm_addr = ctypes.cast(self._arm_cb, ctypes.c_void_p).value or 0
         if sys.version_info >= (3, 12):
             from ._monitoring import MonitoringBackend as B
         else:
@@ -200,6 +206,7 @@ class Agent(object):
             "executable": sys.executable,
             "backend": self.backend.name,
             "stub": self.stub_addr,
+            "arm": self.arm_addr,
             "mailbox": self.mb.addr,
             "mailbox_size": P.MAILBOX_SIZE,
             "agent_dir": AGENT_DIR,
@@ -698,6 +705,28 @@ class Agent(object):
         self.backend.start_step(step, [target])
         return op
 
+    def _arm_from_native(self, mode, k, token):
+        """Called by gdb (an inferior call) in a thread stopped in native code under its Python frames:
+        arm a Python step (``mode``: index into ARM_MODES) for the k-th of its user frames. Returns 1 if
+        armed, 0 if not (no such frame, the agent is off)."""
+        try:
+            if not self.enabled or not 0 <= mode < len(P.ARM_MODES):
+                return 0
+            frames = self._user_frames(sys._getframe(1))
+            if not 0 <= k < len(frames):
+                return 0
+            self.backend.end_step()
+            step = Step(P.ARM_MODES[mode], _thread.get_ident(), frames[k], int(token))
+            self.mb.ctl_token.value = step.token
+            self.mb.ctl_flags.value = 0
+            self.step = step
+            self.backend.start_step(step, [frames[k]])
+            _debug("step %s armed from a native stop in %s" % (step.mode, frames[k].f_code.co_name))
+            return 1
+        except Exception as exc:  # never into the program
+            _internal_error(exc)
+            return 0
+
     def stop_here(self, frame, reason=P.R_SET_TRACE, extra=None):
         return self.stop(reason, frame, extra)
 
@@ -807,6 +836,8 @@ def _ident_of_native(native_id):
             return t.ident
     return None
 
+
+_ARM_FUNC = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64)
 
 _HEAD = object.__basicsize__  # sizeof(PyObject): larger on Py_TRACE_REFS and free-threaded builds
 _PTR = ctypes.sizeof(ctypes.c_void_p)

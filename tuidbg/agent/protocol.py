@@ -80,6 +80,9 @@ M_OUT = "out"
 M_NATIVE = "native"  # step into the first native function the line calls
 M_NATIVE_ARMED = "native_armed"  # the front end set its native breakpoint: go on, keep the step
 
+# The modes the arm function (a step armed from a native stop) takes, by index.
+ARM_MODES = (M_OVER, M_INTO, M_OUT)
+
 # Environment of a program started by ``tuidbg run``.
 ENV_SOCKET = "TUIDBG_AGENT_SOCKET"
 ENV_TOKEN = "TUIDBG_AGENT_TOKEN"

@@ -224,6 +224,7 @@ class AgentInfo:
     backend: str | None = None  # "sys.monitoring" or "settrace"
     how: str | None = None  # "run" or "attach"
     stub_addr: int | None = None
+    arm_addr: int | None = None  # the agent's "arm a step here" function (steps from native stops)
     mailbox: int | None = None
     control_native_id: int | None = None  # LWP of the agent's own thread (hide it)
     main_native_id: int | None = None
@@ -273,6 +274,7 @@ class PyAgent:
         self._connected = asyncio.Event()
         self._hello: dict[str, Any] | None = None
         self._stub_bp: str | None = None
+        self._transient_native = 0  # > 0 while a step is armed from a native stop
         self._last_stop: AgentStop | None = None
         self._transient = 0
         self._transient_gens: set[int] = set()
@@ -698,6 +700,9 @@ class PyAgent:
         st = st.with_extra(EXTRA_BREAKPOINTS, self.breakpoints).with_extra(EXTRA_AGENT, self.info)
         if st.process is not ProcessState.STOPPED:
             return st
+        if self._transient_native:
+            # gdb's finish back to the eval loop of a step armed from a native stop.
+            return st.with_extra(EXTRA_TRANSIENT, True)
         if self._transient and self._last_stop is not None:
             # A stop of a request in progress (its answer, or the interrupt of its fallback).
             self._transient_gens.add(st.generation)
@@ -870,8 +875,8 @@ class PyAgent:
             st = s.state
             if not st.is_stopped:
                 raise EngineError(f"cannot step: {s.process_description()}")
-            raise EngineError("Python stepping starts from a Python stop (breakpoint, step, set_trace); "
-                              "at a native stop use gdb's step/next, or step out to Python")
+            await self._step_from_native(mode, frame, thread)
+            return
         if stop.reason in (P.R_UNCAUGHT, P.R_FAILURE):
             raise EngineError("the exception has ended the code it was raised in: continue, or inspect the frames")
         token = next(self._tokens)
@@ -888,6 +893,74 @@ class PyAgent:
         self._step_native_id = native_id
         self._interrupted_token = 0
         await s.cmd("-exec-continue")
+
+    async def _step_from_native(self, mode: str, frame: int, thread: str | None) -> None:
+        """A Python step from a native stop (SIGTRAP, a native breakpoint, an interrupt): the thread
+        runs back to the eval loop of the Python frame (gdb's finish), then gdb calls the agent's arm
+        function in it (only that thread running), which arms the step there; then the program goes on.
+        ``frame`` counts the thread's Python frames from the innermost, the agent's left out."""
+        from tuidbg.engine import pystack
+
+        s = self._session()
+        if mode not in P.ARM_MODES:
+            raise EngineError(f"cannot start a Python {mode} step from a native stop")
+        if not self.info.connected or not self.info.arm_addr:
+            raise EngineError("Python stepping needs tuidbg's Python agent running in the program")
+        st = s.state
+        tid = thread or st.selected_thread or st.current_thread
+        ps = pystack.pystack_of(st)
+        pt = ps.thread(tid) if ps is not None and ps.ok else None
+        frames = [f for f in pt.frames if not is_agent_file(f.file)] if pt is not None else []
+        if not 0 <= frame < len(frames):
+            raise EngineError("no Python frame to step in this thread (its Python stack is not known)")
+        level = frames[frame].native_level
+        # The innermost Python frame's eval loop: the thread holds the GIL there once the native
+        # frames above it have returned.
+        inner = next((f.native_level for f in frames if f.native_level is not None), None)
+        if inner is None or level is None:
+            raise EngineError("cannot find the eval loop that runs this Python frame; use gdb's finish, then step")
+        self._transient_native += 1
+        try:
+            if inner > 0:
+                gen = st.generation
+                # Where the eval loop resumes (without debug info gdb's *stopped of a finish may carry
+                # no reason: the address tells).
+                back = next((f.addr for f in st.frames if f.level == inner), None) if st.frames_thread == tid else None
+                await s.cmd(f"-exec-finish --thread {tid} --frame {inner - 1}")
+                await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING, 600)
+                st = s.state
+                stop = st.stop
+                finished = stop is not None and (
+                    stop.reason == "function-finished"
+                    or (not stop.reason and back is not None and stop.frame is not None
+                        and mi.to_int(stop.frame.addr) == mi.to_int(back))
+                )
+                if st.process is not ProcessState.STOPPED or not finished:
+                    # Something else stopped the program first (a breakpoint in another thread): show it.
+                    s.set_state(st.with_extra(EXTRA_TRANSIENT, False))
+                    return
+            token = next(self._tokens)
+            old = await self._scheduler_locking()
+            await s.cmd("-gdb-set scheduler-locking on")
+            await s.cmd("-gdb-set unwindonsignal on", check=False)
+            try:
+                r = await s.cmd(
+                    f"-data-evaluate-expression --thread {tid} --frame 0 "
+                    + mi.quote(f"((int(*)(int,int,unsigned long))({self.info.arm_addr:#x}))"
+                               f"({P.ARM_MODES.index(mode)},{frame},{token})"),
+                    timeout=REQUEST_TIMEOUT,
+                )
+            finally:
+                await s.cmd("-gdb-set unwindonsignal off", check=False)
+                await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            if mi.to_int(r.get("value")) != 1:
+                raise EngineError("the Python agent could not arm the step in this thread")
+            self._step_token = token
+            self._step_native_id = st.thread(tid).lwp if st.thread(tid) else None
+            self._interrupted_token = 0
+            await s.cmd("-exec-continue")
+        finally:
+            self._transient_native -= 1
 
     async def _finish_to_interpreter(self) -> None:
         """gdb's finish, repeated up to the first frame that belongs to the interpreter."""
@@ -1121,6 +1194,7 @@ class PyAgent:
             backend=msg.get("backend"),
             how=msg.get("how"),
             stub_addr=msg.get("stub") or None,
+            arm_addr=msg.get("arm") or None,
             mailbox=msg.get("mailbox") or None,
             main_native_id=msg.get("main_native_id"),
             control_native_id=msg.get("control_native_id"),
