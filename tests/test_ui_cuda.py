@@ -72,16 +72,9 @@ def frames_reply(frame: dict) -> str:
     return MT.done({"stack": MT.Raw("[frame=" + MT.mi_value(frame) + "]")})
 
 
-def vecadd_ui(p) -> str:
-    """vecAdd<<<2,64>>> stopped at a kernel breakpoint, then what the keyboard does in the tests below."""
-    t = MT.T(
-        MT.header(
-            "the CUDA pane driven from the keyboard: toggle, kernel breakpoint, range -> block -> threads, "
-            "focus switches and their errors, a filter, device -> SM -> warp -> lane",
-            p,
-            ["Made by tests/test_ui_cuda.py (vecadd_ui) with tests/data/cuda-replay/make_transcripts.py."],
-        )
-    )
+def vecadd_stopped(p, what: str, maker: str):
+    """Start-up, a toggle, and vecAdd<<<2,64>>> stopped at its kernel breakpoint, refreshed."""
+    t = MT.T(MT.header(what, p, [f"Made by tests/test_ui_cuda.py ({maker}) with tests/data/cuda-replay/make_transcripts.py."]))
     MT.startup(t, p)
     if p.key == "118":  # M cycles memcheck: auto -> on
         t.cmd("-gdb-set cuda memcheck on", MT.done())
@@ -115,7 +108,17 @@ def vecadd_ui(p) -> str:
     )
     MT.refresh_host(t, [MT.dframe(MT.PC_L8, 8, args=False, level=0)], MT.locals_at(8, "0"))
     MT.refresh_cuda(t, p, focus=(0, 0))
-    # the range's piece in block 1, expanded: that block's threads, uncoalesced
+    return t
+
+
+def vecadd_ui(p) -> str:
+    """vecAdd<<<2,64>>> stopped at a kernel breakpoint, then what the keyboard does in the tests below."""
+    t = vecadd_stopped(
+        p,
+        "the CUDA pane driven from the keyboard: toggle, kernel breakpoint, range -> block -> threads, "
+        "focus switches and their errors, a filter, device -> SM -> warp -> lane",
+        "vecadd_ui",
+    )
     t.cmd("-gdb-show cuda coalescing", MT.done({"value": "auto"}))
     t.cmd("-gdb-set cuda coalescing off", MT.done())
     rows = [[" ", "0", MT.dim(1), MT.dim(th), MT.hex16(MT.PC_L8), "0", "2", str(th // 32), str(th % 32), MT.SRC, "8"] for th in range(64)]
@@ -157,6 +160,29 @@ def vecadd_ui(p) -> str:
 
 
 WATCH_AT = (2052, 80)  # block 2052, warp 2 is divergent: lanes 0-15 in slow() (line 4), 16-31 at line 16
+
+
+def vecadd_host_stack(p) -> str:
+    """The kernel breakpoint of vecadd_ui, then h in the C++ pane: the launching host thread's frames."""
+    t = vecadd_stopped(p, "the host stack below the device frames (h in the C++ frames pane)", "vecadd_host_stack")
+    host = [
+        {"level": "0", "addr": "0x00007ffff7d1e9d7", "func": "ioctl", "from": "/lib/x86_64-linux-gnu/libc.so.6", "arch": "i386:x86-64"},
+        {"level": "1", "addr": "0x00007ffff5c1a2b3", "func": "??", "from": "/lib/x86_64-linux-gnu/libcuda.so.1", "arch": "i386:x86-64"},
+        {"level": "2", "addr": "0x000055555555e3a1", "func": "cudaLaunchKernel", "arch": "i386:x86-64"},
+        {"level": "3", "addr": "0x000055555555cd3e", "func": "main", "file": "vecadd.cu", "fullname": MT.SRC, "line": "25", "arch": "i386:x86-64"},
+    ]
+    t.cmd("-stack-list-frames --thread 1 0 63", MT.done({"stack": MT.Raw("[" + ",".join("frame=" + MT.mi_value(f) for f in host) + "]")}))
+    t.cmd("-cuda-focus-switch kernel 0 block (0,0,0) thread (0,0,0)", MT.switch_reply(p, 0, 0, 8, MT.PC_L8))
+    # Enter on main: host thread 1 selected (the device focus dropped), then its frame 3
+    t.cmd("-thread-select 1", MT.done({"new-thread-id": "1", "frame": host[0]}))
+    t.cmd("-stack-list-frames --thread 1 0 64", MT.done({"stack": MT.Raw("[" + ",".join("frame=" + MT.mi_value(f) for f in host) + "]")}))
+    t.cmd("-stack-list-variables --thread 1 --frame 0 --skip-unavailable --simple-values", MT.done({"variables": []}))
+    t.cmd("-stack-select-frame --thread 1 3", MT.done())
+    t.cmd(
+        "-stack-list-variables --thread 1 --frame 3 --skip-unavailable --simple-values",
+        MT.done({"variables": [{"name": "n", "type": "int", "value": "128"}]}),
+    )
+    return t.text()
 
 
 def grid_watch_ui() -> str:
@@ -832,3 +858,57 @@ def test_rows_widget_is_a_line_api_scroll_view():
     from textual.scroll_view import ScrollView
 
     assert issubclass(CudaRows, ScrollView) and hasattr(CudaRows, "render_line")
+
+
+async def test_host_stack_of_the_launching_thread_below_the_device_frames(make_session):
+    # Under a device focus, h in the C++ pane adds the frames of the host thread that launched the
+    # kernel (cudaLaunchKernel ... main); cuda-gdb's focus is put back right after reading them.
+    from tuidbg.ui.app import TuidbgApp
+    from tuidbg.ui.panes.frames import CppFramesPane, HostRow, NativeRow
+
+    s, tr = await replay_session(make_session, vecadd_host_stack(MT.P128))
+    await cuda.get(s).set_option("api_failures", "stop")
+    await s.break_insert(function="vecAdd")
+    app = TuidbgApp(s)
+    async with app.run_test(size=(160, 48)) as pilot:
+        while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
+            await pilot.pause(0.05)
+        await settle(pilot, s)
+        cpp = app.query_one(CppFramesPane)
+        assert [r.frame.func for r in cpp.rows if isinstance(r, NativeRow)] == ["vecAdd"]
+        assert not any(isinstance(r, HostRow) for r in cpp.rows)
+        await pilot.press("3")  # the C++ pane
+        await pilot.press("h")
+        for _ in range(100):
+            if any(isinstance(r, HostRow) for r in cpp.rows):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot, s)
+        host = [r for r in cpp.rows if isinstance(r, HostRow)]
+        assert [r.frame.func for r in host] == ["ioctl", "??", "cudaLaunchKernel", "main"] and host[0].thread == "1"
+        assert cpp.host is not None and "host thread 1" in cpp.host.label
+        # the device focus is where it was, and the device frames are still first
+        assert cuda.focus(s.state) is not None and cuda.focus(s.state).thread == Dim3(0)
+        assert [r.frame.func for r in cpp.rows if isinstance(r, NativeRow)] == ["vecAdd"]
+        assert tr.sent[-2:] == ["-stack-list-frames --thread 1 0 63", "-cuda-focus-switch kernel 0 block (0,0,0) thread (0,0,0)"]
+        assert tr.mismatches == [], tr.mismatches
+        # h again hides them
+        await pilot.press("h")
+        await pilot.pause()
+        assert not any(isinstance(r, HostRow) for r in cpp.rows)
+        await pilot.press("h")
+        await settle(pilot, s)
+        host = [r for r in cpp.rows if isinstance(r, HostRow)]
+        # Enter on a host frame (main): that host thread and frame are selected, the device focus left
+        await pilot.press("end")
+        await pilot.press("enter")
+        await settle(pilot, s)
+        for _ in range(100):
+            if app.state.selected_frame == 3:
+                break
+            await pilot.pause(0.05)
+        st = app.state
+        assert (st.selected_thread, st.selected_frame) == ("1", 3) and cuda.focus(st) is None
+        assert [r.frame.func for r in cpp.rows if isinstance(r, NativeRow)] == ["ioctl", "??", "cudaLaunchKernel", "main"]
+        assert not any(isinstance(r, HostRow) for r in cpp.rows)
+        assert tr.mismatches == [] and tr.finished, tr.mismatches

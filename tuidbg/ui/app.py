@@ -36,7 +36,7 @@ from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings
 from tuidbg.engine import cuda
 from tuidbg.ui.panes.cuda import CudaPane
-from tuidbg.ui.panes.frames import CppFramesPane, PyFramesPane
+from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
@@ -149,6 +149,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._shown: tuple[str | None, int | None] = (None, None)
         self._user_file: str | None = None  # a file the user opened, shown until the next stop
         self.merged = False
+        self.show_host_stack = False  # h in the C++ pane, under a CUDA device focus
+        self._host_key: tuple | None = None
+        self._host_cache: tuple | None = None  # (key, HostStack) of the last fetch
         self._quitting = False
         # The selected Python frame (its index, 0 = innermost) for (generation, thread).
         self.py_sel: int | None = None
@@ -501,11 +504,48 @@ class TuidbgApp(App[int], inherit_bindings=False):
                     notes[f.native_level] = f"⇠ py {at[0].name}:{at[0].line}{more}"
         merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
         cpp.update_state(state, notes, merged, self.py_sel)
+        self._sync_host_stack(state)
         title = "Merged stack" if self.merged else "C++ frames"
         if state.frames_thread:
             title += f" — thread {state.frames_thread}"
         self.query_one("#cpp-title", Static).update(Content(title), layout=False)
         self._update_python_frames(state, pt)
+
+    def _sync_host_stack(self, state: DebuggerState) -> None:
+        """Under a CUDA device focus, with the host stack shown (h in the C++ pane): the frames of the
+        host thread that launched the kernel, below the device frames; fetched once per stop and focus."""
+        cpp = self.query_one(CppFramesPane)
+        ext = cuda.get(self.session)
+        f = cuda.focus(state)
+        tid = state.selected_thread or state.current_thread
+        if not (self.show_host_stack and ext is not None and f is not None and state.is_stopped and tid):
+            self._host_key = None
+            cpp.set_host(None)
+            return
+        key = (state.generation, tid, f)
+        if key == self._host_key:
+            return
+        self._host_key = key
+        if self._host_cache is not None and self._host_cache[0] == key:  # shown again (h, h)
+            cpp.set_host(self._host_cache[1])
+            return
+        t = state.thread(tid)
+        name = f" “{t.name}”" if t is not None and t.name else ""
+        label = f"host thread {tid}{name}, which launched the kernel"
+
+        async def fetch() -> None:
+            try:
+                frames = await ext.host_frames(tid)
+            except (EngineError, cuda.CudaError) as exc:
+                cpp.set_host(HostStack(tid, label, (), f"cannot read its frames: {exc}"))
+                return
+            if self._host_key == key:
+                host = HostStack(tid, label, frames)
+                self._host_cache = (key, host)
+                cpp.set_host(host)
+
+        cpp.set_host(HostStack(tid, label, (), "reading its frames…"))
+        self.run_worker(fetch, group="host-stack", exclusive=True, exit_on_error=False)
 
     def _update_python_frames(self, state: DebuggerState, pt) -> None:
         pane = self.query_one(PyFramesPane)
@@ -1194,6 +1234,29 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self._select_frame(frame.native_level)
         else:
             self._apply_state(st)
+
+    @on(CppFramesPane.HostStackToggled)
+    def _host_stack_toggled(self, message: CppFramesPane.HostStackToggled) -> None:
+        if cuda.get(self.session) is None or not cuda.device_focus(self.state):
+            self.notify("h shows the host stack that launched the kernel when the focus is on a CUDA device thread",
+                        markup=False)
+            return
+        self.show_host_stack = not self.show_host_stack
+        self._sync_host_stack(self.state)
+
+    @on(CppFramesPane.HostFrameChosen)
+    def _host_frame_chosen(self, message: CppFramesPane.HostFrameChosen) -> None:
+        ext = cuda.get(self.session)
+        if ext is None:
+            return
+        tid, level = message.thread, message.level
+
+        async def go() -> None:
+            await ext.select_host_thread(tid)  # leaves the device focus; "." in the CUDA pane returns
+            if level:
+                await self.session.select_frame(level)
+
+        self._run(go, "select the host frame", group="select")
 
     @on(CppFramesPane.MoreRequested)
     def _more_frames(self, message: CppFramesPane.MoreRequested) -> None:

@@ -52,6 +52,24 @@ class FoldRow:
     depth: int = 0
 
 
+@dataclass(frozen=True)
+class HostRow:
+    """A frame of the host thread shown under a CUDA device focus (the thread that launched the kernel)."""
+
+    thread: str
+    frame: Frame
+
+
+@dataclass(frozen=True)
+class HostStack:
+    """What the pane shows below the device frames: a host thread's frames, or why there are none."""
+
+    thread: str
+    label: str
+    frames: tuple[Frame, ...] = ()
+    error: str | None = None
+
+
 def frame_name(func: str, expanded: bool) -> str:
     name = func or "??"
     return visible(name if expanded else fold_templates(name))
@@ -101,6 +119,7 @@ class CppFramesPane(Static):
     """
     BINDINGS = [
         Binding("right,x", "expand", "Expand name", id="frames.expand", show=False),
+        Binding("h", "host_stack", "Host stack", id="frames.host_stack", show=False),
     ]
 
     class FrameChosen(Message):
@@ -118,6 +137,15 @@ class CppFramesPane(Static):
     class MoreRequested(Message):
         pass
 
+    class HostStackToggled(Message):
+        """Show or hide the host thread's frames below the device frames (CUDA device focus)."""
+
+    class HostFrameChosen(Message):
+        def __init__(self, thread: str, level: int) -> None:
+            super().__init__()
+            self.thread = thread
+            self.level = level
+
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.expanded: set[int] = set()  # native levels whose names are shown whole
@@ -127,9 +155,15 @@ class CppFramesPane(Static):
         self._merged: list[StackRow] | None = None
         self._py_selected: int | None = None
         self.notes: dict[int, str] = {}
+        self.host: HostStack | None = None
 
     def compose(self):
         yield RowList(id="cpp-list")
+
+    def set_host(self, host: HostStack | None) -> None:
+        if host != self.host:
+            self.host = host
+            self._refresh_rows()
 
     @property
     def rows(self) -> list[Any]:
@@ -170,11 +204,20 @@ class CppFramesPane(Static):
                 contents.append((native_row_content(r, sel, f.level in self.expanded), r))
         if state.more_frames:
             contents.append((Content.styled("  … load 64 more frames", "italic $text-accent"), LoadMore()))
+        host = self.host
+        if host is not None:
+            contents.append((Content.styled(f"── {visible(host.label)} ──", "bold $text-accent"), None))
+            if host.error:
+                contents.append((Content.styled("  " + visible(host.error), "italic $text-muted"), None))
+            for f in host.frames:
+                contents.append(
+                    (native_row_content(NativeRow(f), False, False), HostRow(host.thread, f))
+                )
         self._rows = [p for _, p in contents]
         key = (
             state.generation, state.frames_thread, len(state.frames), state.selected_frame, frozenset(self.expanded),
             tuple(sorted(self.notes.items())), self._merged is not None, self._py_selected, frozenset(self.open_folds),
-            id(self._merged),
+            id(self._merged), host,
         )
         rl.set_rows(contents, highlight, key=key)
 
@@ -223,6 +266,11 @@ class CppFramesPane(Static):
             self.post_message(self.PythonChosen(p.frame, event.activated))
         elif isinstance(p, FoldRow) and event.activated:
             self._toggle_fold(p)
+        elif isinstance(p, HostRow) and event.activated:
+            self.post_message(self.HostFrameChosen(p.thread, p.frame.level))
+
+    def action_host_stack(self) -> None:
+        self.post_message(self.HostStackToggled())
 
     def _toggle_fold(self, row: FoldRow) -> None:
         self.open_folds.symmetric_difference_update({row.key})
