@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import has_dwarf, pyenv_python
+from helpers import DEBIAN_PY311, has_dwarf, pyenv_python
 
 from tuidbg.engine.gdbext_loader import boot_code
 from tuidbg.gdbext import cpython_layouts as L
@@ -117,3 +117,44 @@ def test_gdb_side_code_runs_on_python_36(tmp_path):
     res = subprocess.run([str(py36), str(script), str(Path(pkg.__file__).parent)], capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+SANITY = r"""
+import json, sys
+W = sys.modules["tuidbg_gdbext.cpython_walk"]
+G = sys.modules["tuidbg_gdbext.gdb_target"]
+ip = W.Interpreter(G.GdbTarget())
+out = {"source": ip.offsets_source, "good": len(W.Walker(ip).thread_states())}
+ip.off["ts.interp"] += 8  # a table that does not fit this build
+try:
+    W.Walker(ip).thread_states()
+    out["bad"] = "no error"
+except W.WalkError as exc:
+    out["bad"] = str(exc)
+print("@@" + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")
+def test_a_table_that_does_not_fit_is_refused(tmp_path):
+    # Debian's stripped 3.11 is read with the built-in table; the same walk with one offset wrong
+    # must say the offsets do not match instead of showing garbage.
+    proc = subprocess.Popen([str(DEBIAN_PY311), "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        script = tmp_path / "sanity.py"
+        script.write_text(SANITY)
+        boot = tmp_path / "boot.py"
+        boot.write_text(boot_code())
+        res = subprocess.run(["gdb", "-nx", "-q", "-batch", "-p", str(proc.pid), "-ex", f"source {boot}",
+                              "-ex", f"source {script}"], capture_output=True, text=True, timeout=120)
+        line = next((l for l in res.stdout.splitlines() if l.startswith("@@")), None)
+        assert line, res.stdout + res.stderr
+        out = json.loads(line[2:])
+        assert out["source"] == "table" and out["good"] == 1
+        assert "does not point back to its interpreter" in out["bad"] and "do not match" in out["bad"]
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
