@@ -49,6 +49,11 @@ async def test_sigtrap_selects_the_python_frame_and_panes_follow(interp_name, bu
         loc = names(app)
         assert loc["an_int"] == "7" and loc["flt"] == "2.5" and loc["nothing"] == "None"
         # the Python frames pane lists full paths; choosing the caller selects its eval frame
+        from tuidbg.ui.panes.frames import PyFramesPane
+        from tuidbg.ui.panes.lists import RowList
+
+        rows = [c.plain for c in app.query_one(PyFramesPane).query_one(RowList)._contents]
+        assert rows and str(TRAP) in rows[0] and "stop_here" in rows[0]
         await pilot.press("2")
         await pilot.press("down")
         await until(pilot, lambda: app.py_sel == 1, 10, "the caller selected")
