@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(attach)
     attach.add_argument("pid", nargs="?", metavar="PID", help="process ID")
     attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
+    attach.add_argument("--no-agent", action="store_true",
+                        help="do not load tuidbg's Python agent into the process (Python frames and locals are "
+                        "still read from memory; no Python breakpoints or stepping)")
     attach.set_defaults(func=cmd_attach)
 
     core = sub.add_parser("core", help="open a core file", description="Open a core file of EXE post mortem.")
@@ -253,7 +256,7 @@ def cmd_attach(args) -> int:
         cfg.python_target = os.path.basename(exe).startswith("python")
     except OSError:
         pass
-    cfg.agent = cfg.python_target
+    cfg.agent = cfg.python_target and not args.no_agent
     return run_ui(cfg, _ui_options(args))
 
 

@@ -477,6 +477,10 @@ class DebugSession:
 
     # -- execution --------------------------------------------------------------------------
 
+    def thread_options(self, frame: int | None = None) -> str:
+        """``--thread N [--frame F] `` for the selected thread, or nothing under a CUDA device focus."""
+        return self._thread_opt(frame=frame)
+
     def _thread_opt(self, thread: str | None = None, frame: int | None = None) -> str:
         from tuidbg.engine import cuda
 

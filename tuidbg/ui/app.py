@@ -121,6 +121,9 @@ class StatusLine(Static):
     state_class = ""
 
 
+FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
+
+
 class TuidbgApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
@@ -1275,7 +1278,36 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     @on(VariablesTree.ShowValue)
     def _show_value(self, message: VariablesTree.ShowValue) -> None:
-        self.push_screen(ValueScreen(message.title, message.value))
+        varobj, expr = message.varobj, message.expression
+        st = self.state
+        if (varobj is None and expr is None) or not st.is_stopped or pystack.pystack_of(st) is not None and self.py_sel is not None:
+            # (Python locals are read from memory, whole up to their own caps)
+            self.push_screen(ValueScreen(message.title, message.value))
+            return
+
+        async def whole() -> None:
+            # gdb cuts strings and arrays at "print elements" (200): read this one again with a
+            # much larger bound, then put the user's setting back.
+            value = message.value
+            s = self.session
+            old = await s.cmd("-gdb-show print elements", check=False)
+            limit = str(old.get("value") or "200") if old.cls == "done" else "200"
+            try:
+                if limit != "unlimited":
+                    await s.cmd(f"-gdb-set print elements {FULL_VALUE_ELEMENTS}", check=False)
+                if varobj is not None:
+                    r = await s.cmd(f"-var-evaluate-expression -f natural {varobj}", check=False)
+                else:
+                    opt = s.thread_options(frame=st.selected_frame)  # nothing under a CUDA device focus
+                    r = await s.cmd(f"-data-evaluate-expression {opt}{mi.quote(expr)}", check=False)
+                if r.cls == "done" and r.get("value") is not None:
+                    value = str(r.get("value"))
+            finally:
+                if limit != "unlimited":
+                    await s.cmd(f"-gdb-set print elements {limit}", check=False)
+            self.push_screen(ValueScreen(message.title, value))
+
+        self._run(whole, "read the whole value")
 
     def handle_bindings_clash(self, clashed_bindings, node) -> None:
         ids = sorted(b.id or b.action for b in clashed_bindings)

@@ -156,6 +156,8 @@ class CppFramesPane(Static):
         self._py_selected: int | None = None
         self.notes: dict[int, str] = {}
         self.host: HostStack | None = None
+        self._shown: tuple = ()  # (generation, thread, selected frame) of the rows on screen
+        self._shown_count = 0
 
     def compose(self):
         yield RowList(id="cpp-list")
@@ -214,6 +216,11 @@ class CppFramesPane(Static):
                     (native_row_content(NativeRow(f), False, False), HostRow(host.thread, f))
                 )
         self._rows = [p for _, p in contents]
+        shown = (state.generation, state.frames_thread, state.selected_frame)
+        if self._merged is None and shown == self._shown and len(state.frames) > self._shown_count:
+            # More frames were loaded: stay on the row that was "load more" (now the first new frame).
+            highlight = rl.highlighted if rl.highlighted is not None else highlight
+        self._shown, self._shown_count = shown, len(state.frames)
         key = (
             state.generation, state.frames_thread, len(state.frames), state.selected_frame, frozenset(self.expanded),
             tuple(sorted(self.notes.items())), self._merged is not None, self._py_selected, frozenset(self.open_folds),

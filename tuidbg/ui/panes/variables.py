@@ -85,10 +85,14 @@ class VariablesTree(Tree[VarNode]):
     ]
 
     class ShowValue(Message):
-        def __init__(self, title: str, value: str) -> None:
+        def __init__(self, title: str, value: str, varobj: str | None = None, expression: str | None = None) -> None:
             super().__init__()
             self.title = title
             self.value = value
+            # to read the value again without gdb's length limit: its var object, or the expression
+            # of a top-level local in the selected frame
+            self.varobj = varobj
+            self.expression = expression
 
     def __init__(self, label: str, **kw) -> None:
         super().__init__(label, **kw)
@@ -228,7 +232,9 @@ class VariablesTree(Tree[VarNode]):
         node = self.cursor_node
         if node is None or node.data is None or node.data.value is None:
             return
-        self.post_message(self.ShowValue(node.data.path.split(":", 1)[-1], node.data.value))
+        d = node.data
+        expr = d.expression if d.expression else (d.name if d.path.startswith("local:") and d.parent_path is None else None)
+        self.post_message(self.ShowValue(d.path.split(":", 1)[-1], d.value, d.varobj, expr))
 
 
 class LocalsPane(VariablesTree):
