@@ -190,3 +190,18 @@ def test_attach_list_shows_python_processes_first():
 def test_no_terminal_is_explained(threads_prog):
     # gdb starts and the program loads, then the screen needs a terminal: one line, exit 2.
     check_error(run_tuidbg("run", "--nx", "--", str(threads_prog)), "needs a terminal", "tuidbg dump PID")
+
+
+def test_attach_loads_the_agent_into_python_unless_told_not_to(monkeypatch):
+    from tuidbg import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "run_ui", lambda cfg, ui: seen.append(cfg) or 0)
+    py = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert cli.main(["attach", str(py.pid)]) == 0
+        assert cli.main(["attach", "--no-agent", str(py.pid)]) == 0
+    finally:
+        py.kill()
+        py.wait()
+    assert [(c.pid, c.python_target, c.agent) for c in seen] == [(py.pid, True, True), (py.pid, True, False)]
