@@ -235,6 +235,20 @@ async def test_python_steps_from_a_sigtrap_break_in(make_session, python):
 
 
 @pytest.mark.parametrize("python", INTERPRETERS)
+async def test_breakpoint_in_a_module_imported_later(make_session, python):
+    late = PY / "agent_latemod.py"
+    s, ctl, out = await _start(make_session, python, PY / "agent_lateimport.py", str(PY))
+    bp = await ctl.add_breakpoint(str(late), line_of(late, "late_body"))
+    await s.launch()
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line, stop.bp_id) == (P.R_BREAKPOINT, "late", line_of(late, "late_body"), bp.id)
+    assert await ctl.evaluate("n") == "21"
+    await ctl.resume()
+    assert await _exit(s, ctl) == 0
+    assert b"late 42" in out
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
 async def test_breakpoint_set_while_stopped_hits_next_execution(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)
     await ctl.add_breakpoint(str(STEPS), line_of(STEPS, "a_call"), condition="n == 0", temporary=True)

@@ -1,12 +1,18 @@
 """sys.monitoring backend (CPython 3.12+): only code objects holding breakpoints get events.
 
-- Breakpoints: while any breakpoint exists, PY_START/PY_RESUME are on globally;
-  their callback turns on LINE for a code object whose lines hold a
-  breakpoint and returns DISABLE, so each code object costs one callback, once.
-  Code objects already running (frames on any thread's stack) are found
-  through ``sys._current_frames()`` when the table changes. A LINE callback on
-  a line without a breakpoint returns DISABLE. With no breakpoint, no event at
-  all is on.
+- Breakpoints: LINE is turned on for the code objects whose lines hold a
+  breakpoint, and for nothing else. No event is on globally (on 3.12 any global
+  event makes the interpreter run every code object instrumented, 10-30 % slower
+  on tight loops). The code objects of a file with breakpoints are found
+  (all code nested in them comes along through ``co_consts``):
+  * when its code is executed later (an import, ``runpy``, ``exec``): the audit
+    hook's ``exec`` event hands over the module's code object before it runs;
+  * already loaded: function, generator and coroutine objects (``gc``) and the
+    frames on every thread's stack (``sys._current_frames()``), when the table
+    changes;
+  * the ``__main__`` script of ``tuidbg run``, which the interpreter runs
+    without ``exec``: PY_START is on globally only until its module code starts.
+  A LINE callback on a line without a breakpoint returns DISABLE.
 - Stepping: LINE, PY_RETURN, PY_YIELD, CALL (+ C_RETURN/C_RAISE) on the
   stepping frame's code, INSTRUCTION on the caller's code after a return (to
   stop on the call line), PY_UNWIND globally, and PY_START globally for "step
@@ -16,16 +22,19 @@
 """
 
 import _thread
+import gc
+import os
 import sys
+import types
 
 from . import protocol as P
+from ._lines import canon, nested_codes
 
 mon = sys.monitoring
 E = mon.events
 DISABLE = mon.DISABLE
 
 _STEP_LOCAL = E.LINE | E.PY_RETURN | E.PY_YIELD | E.CALL | E.C_RETURN | E.C_RAISE
-_BP_GLOBAL = E.PY_START | E.PY_RESUME
 
 
 def _pick_tool():
@@ -47,6 +56,9 @@ class MonitoringBackend(object):
         self.step_codes = {}  # id(code) -> code, instrumented for the step in progress
         self.global_events = 0
         self.closed = False
+        self.file_codes = {}  # canonical path of a file with breakpoints -> {id(code): code} found so far
+        self.main_pending = _main_script() if agent.how == "run" else None  # canonical path, until it runs
+        sys.addaudithook(self._audit)
         reg = mon.register_callback
         t = self.tool
         reg(t, E.PY_START, self._on_start)
@@ -91,8 +103,8 @@ class MonitoringBackend(object):
     def _update_globals(self):
         ev = 0
         agent = self.agent
-        if agent.bp_index:
-            ev |= _BP_GLOBAL
+        if self.main_pending is not None and self.main_pending in agent.bp_index:
+            ev |= E.PY_START  # until the __main__ script starts (see the module docstring)
         if agent.opts["raise"]:
             ev |= E.RAISE
         st = agent.step
@@ -110,13 +122,63 @@ class MonitoringBackend(object):
             self.bp_codes[id(code)] = (code, lines)
             self._set_local(code, self._wanted_local(code))
 
+    def _note_file_code(self, code, path):
+        """``code`` (and the code nested in it) belongs to ``path``, a file with breakpoints."""
+        known = self.file_codes.setdefault(path, {})
+        for c in nested_codes(code):
+            if id(c) not in known:
+                known[id(c)] = c
+                self._note_bp_code(c)
+
+    def _audit(self, event, args):
+        # Runs for every audit event of the process: return at once unless it is code about to run.
+        if event != "exec" or self.closed or not self.agent.bp_index:
+            return
+        try:
+            code = args[0]
+            if type(code) is types.CodeType:
+                path = canon(code.co_filename, self.agent._cwd)
+                if path in self.agent.bp_index:
+                    self._note_file_code(code, path)
+        except Exception:
+            pass  # never into the program
+
+    def _scan(self, paths):
+        """Code of these files that is loaded already: functions, generators, coroutines."""
+        for obj in gc.get_objects():
+            t = type(obj)
+            if t is types.FunctionType:
+                code = obj.__code__
+            elif t in _GEN_TYPES:
+                code = getattr(obj, _GEN_TYPES[t], None)
+                if code is None:
+                    continue
+            else:
+                continue
+            path = canon(code.co_filename, self.agent._cwd)
+            if path in paths:
+                self._note_file_code(code, path)
+
     def refresh(self):
         """The breakpoint table or the exception options changed."""
         if self.closed:
             return
+        if self.main_pending is not None and getattr(sys.modules.get("__main__"), "__file__", None):
+            self.main_pending = None  # the script runs already (the interpreter set __file__ first)
+        files = set(self.agent.bp_index)
+        for path in list(self.file_codes):
+            if path not in files:
+                del self.file_codes[path]
+        new_files = {f for f in files if f not in self.file_codes}
+        for f in new_files:
+            self.file_codes[f] = {}
+        if new_files:
+            self._scan(new_files)
         codes = {}
         for code, _ev in list(self.local.values()):
             codes[id(code)] = code
+        for known in self.file_codes.values():
+            codes.update(known)
         for top in list(sys._current_frames().values()):
             f = top
             while f is not None:
@@ -192,6 +254,13 @@ class MonitoringBackend(object):
 
     def _on_start(self, code, offset):
         agent = self.agent
+        if self.main_pending is not None and code.co_name == "<module>":
+            path = canon(code.co_filename, agent._cwd)
+            if path == self.main_pending:
+                self.main_pending = None
+                if path in agent.bp_index:
+                    self._note_file_code(code, path)
+                self._update_globals()
         st = agent.step
         if st is not None:
             if (st.mode in (P.M_INTO, P.M_NATIVE) and _thread.get_ident() == st.thread
@@ -275,6 +344,20 @@ class MonitoringBackend(object):
             if not _is_agent(frame) and agent.exception_matches(exc, frame):
                 agent.stop_exception(P.R_EXCEPTION, exc, None, frame=frame)
         return None
+
+
+_GEN_TYPES = {types.GeneratorType: "gi_code", types.CoroutineType: "cr_code", types.AsyncGeneratorType: "ag_code"}
+
+
+def _main_script():
+    """The canonical path of the script ``python script.py`` is about to run (the agent starts in
+    ``site``, before it), or None (``-m``, ``-c``, or already running)."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__file__", None) or not sys.argv or not sys.argv[0]:
+        return None
+    if sys.argv[0] in ("-c", "-m") or not os.path.isfile(sys.argv[0]):
+        return None
+    return canon(sys.argv[0])
 
 
 def _agent_prefix():
