@@ -109,3 +109,15 @@ def run_tuidbg(*args: str, env: dict[str, str] | None = None, timeout: float = 6
     return subprocess.run(
         tuidbg_cmd(*args), capture_output=True, text=True, timeout=timeout, env=full_env, stdin=subprocess.DEVNULL, **kw
     )
+
+
+def debian_py311_param(id: str = "debian-3.11-stripped"):
+    """Debian's stripped /usr/bin/python3.11 as a pytest parameter, skipped (with the reason) where absent."""
+    import pytest
+
+    present = DEBIAN_PY311.exists()
+    return pytest.param(
+        DEBIAN_PY311 if present else None,
+        id=id,
+        marks=pytest.mark.skipif(not present, reason="this machine has no /usr/bin/python3.11"),
+    )

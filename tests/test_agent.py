@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, REPO, compile_c, line_of, pyenv_python
+from helpers import DEBIAN_PY311, PROGRAMS, REPO, compile_c, debian_py311_param, line_of, pyenv_python
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import pyagent
@@ -47,13 +47,7 @@ def _interpreters():
         out.append(
             pytest.param(py, id=f"pyenv-{minor}", marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine"))
         )
-    out.append(
-        pytest.param(
-            DEBIAN_PY311 if DEBIAN_PY311.exists() else None,
-            id="debian-3.11-stripped",
-            marks=pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11"),
-        )
-    )
+    out.append(debian_py311_param())
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python, wait_for, wait_stopped
+from helpers import PROGRAMS, debian_py311_param, line_of, pyenv_python, wait_for, wait_stopped
 
 from tuidbg.engine.state import ProcessState
 
@@ -15,13 +15,7 @@ def _interpreters():
     out = []
     py = pyenv_python("3.11")
     out.append(pytest.param(py, id="pyenv-3.11", marks=pytest.mark.skipif(py is None, reason="pyenv has no CPython 3.11 on this machine")))
-    out.append(
-        pytest.param(
-            DEBIAN_PY311 if DEBIAN_PY311.exists() else None,
-            id="debian-3.11-stripped",
-            marks=pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11"),
-        )
-    )
+    out.append(debian_py311_param())
     return out
 
 

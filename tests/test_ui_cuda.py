@@ -258,6 +258,17 @@ async def replay_session(make_session, text: str, program: str = "/home/user/pro
     return s, tr
 
 
+async def vecadd_in_app(make_session, text: str):
+    """The whole TuidbgApp on a vecadd transcript: the toggle and the kernel breakpoint set, as the
+    transcript has them before the run."""
+    from tuidbg.ui.app import TuidbgApp
+
+    s, tr = await replay_session(make_session, text)
+    await cuda.get(s).set_option("api_failures", "stop")
+    await s.break_insert(function="vecAdd")
+    return s, tr, TuidbgApp(s)
+
+
 async def settle(pilot, session=None) -> None:
     app = pilot.app
     for _ in range(3):
@@ -803,13 +814,9 @@ async def test_not_a_cuda_session_shows_one_line(make_session, threads_prog):
 
 
 async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_session):
-    from tuidbg.ui.app import TuidbgApp
     from tuidbg.ui.panes.frames import CppFramesPane, NativeRow
 
-    s, tr = await replay_session(make_session, vecadd_ui(MT.P128))
-    await cuda.get(s).set_option("api_failures", "stop")
-    await s.break_insert(function="vecAdd")
-    app = TuidbgApp(s)
+    s, tr, app = await vecadd_in_app(make_session, vecadd_ui(MT.P128))
     async with app.run_test(size=(160, 48)) as pilot:
         if not app.query("#cuda"):  # until the app composes it: as the app will (tab-cuda in #stack-group)
             pane = CudaPane(id="cuda")
@@ -863,13 +870,9 @@ def test_rows_widget_is_a_line_api_scroll_view():
 async def test_host_stack_of_the_launching_thread_below_the_device_frames(make_session):
     # Under a device focus, h in the C++ pane adds the frames of the host thread that launched the
     # kernel (cudaLaunchKernel ... main); cuda-gdb's focus is put back right after reading them.
-    from tuidbg.ui.app import TuidbgApp
     from tuidbg.ui.panes.frames import CppFramesPane, HostRow, NativeRow
 
-    s, tr = await replay_session(make_session, vecadd_host_stack(MT.P128))
-    await cuda.get(s).set_option("api_failures", "stop")
-    await s.break_insert(function="vecAdd")
-    app = TuidbgApp(s)
+    s, tr, app = await vecadd_in_app(make_session, vecadd_host_stack(MT.P128))
     async with app.run_test(size=(160, 48)) as pilot:
         while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
             await pilot.pause(0.05)

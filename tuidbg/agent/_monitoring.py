@@ -58,7 +58,7 @@ class MonitoringBackend(object):
         self.closed = False
         self.file_codes = {}  # canonical path of a file with breakpoints -> {id(code): code} found so far
         self.main_pending = _main_script() if agent.how == "run" else None  # canonical path, until it runs
-        sys.addaudithook(self._audit)
+        self._hooked = False  # the audit hook goes in with the first breakpoint (it cannot be taken out)
         reg = mon.register_callback
         t = self.tool
         reg(t, E.PY_START, self._on_start)
@@ -166,6 +166,9 @@ class MonitoringBackend(object):
         if self.main_pending is not None and getattr(sys.modules.get("__main__"), "__file__", None):
             self.main_pending = None  # the script runs already (the interpreter set __file__ first)
         files = set(self.agent.bp_index)
+        if files and not self._hooked:
+            sys.addaudithook(self._audit)
+            self._hooked = True
         for path in list(self.file_codes):
             if path not in files:
                 del self.file_codes[path]
