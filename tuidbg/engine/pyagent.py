@@ -925,15 +925,19 @@ class PyAgent:
                 gen = st.generation
                 # Where the eval loop resumes (without debug info gdb's *stopped of a finish may carry
                 # no reason: the address tells).
-                back = next((f.addr for f in st.frames if f.level == inner), None) if st.frames_thread == tid else None
+                eval_frame = next((f for f in st.frames if f.level == inner), None) if st.frames_thread == tid else None
+                if eval_frame is None:  # the stop's frames are not read yet (a key pressed right after it)
+                    fetched, _more = await s.fetch_frames(tid, inner, 1)
+                    eval_frame = fetched[0] if fetched else None
+                back = eval_frame.addr if eval_frame is not None else None
                 await s.cmd(f"-exec-finish --thread {tid} --frame {inner - 1}")
                 await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING, 600)
                 st = s.state
                 stop = st.stop
                 finished = stop is not None and (
                     stop.reason == "function-finished"
-                    or (not stop.reason and back is not None and stop.frame is not None
-                        and mi.to_int(stop.frame.addr) == mi.to_int(back))
+                    or (not stop.reason and stop.thread_id in (tid, None) and stop.frame is not None
+                        and back is not None and mi.to_int(stop.frame.addr) == mi.to_int(back))
                 )
                 if st.process is not ProcessState.STOPPED or not finished:
                     # Something else stopped the program first (a breakpoint in another thread): show it.
@@ -955,12 +959,13 @@ class PyAgent:
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             if mi.to_int(r.get("value")) != 1:
                 raise EngineError("the Python agent could not arm the step in this thread")
-            self._step_token = token
-            self._step_native_id = st.thread(tid).lwp if st.thread(tid) else None
-            self._interrupted_token = 0
-            await s.cmd("-exec-continue")
         finally:
             self._transient_native -= 1
+        # (no longer transient: the step's own stop may come before -exec-continue's answer)
+        self._step_token = token
+        self._step_native_id = st.thread(tid).lwp if st.thread(tid) else None
+        self._interrupted_token = 0
+        await s.cmd("-exec-continue")
 
     async def _finish_to_interpreter(self) -> None:
         """gdb's finish, repeated up to the first frame that belongs to the interpreter."""
