@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
@@ -65,6 +66,8 @@ async def test_dump_sleeping_threads(build_dir, tmp_path, cleanup, name):
     assert report["python"].startswith(f"3.{interp.minor}")
     threads = {t["lwp"]: t for t in report["threads"]}
     assert set(threads) == set(by_lwp) | {ready["main"]}
+    comm = {lwp: Path(f"/proc/{proc.pid}/task/{lwp}/comm").read_text().strip() for lwp in threads}
+    assert {lwp: t["name"] for lwp, t in threads.items()} == comm  # each thread's name, as the system knows it
     main = threads[ready["main"]]
     assert main["main"] and [f["function"] for f in main["python_frames"]] == ["main", "<module>"]
     assert main["python_frames"][0]["line"] == line_of(SLEEPERS, "sleep_main")
