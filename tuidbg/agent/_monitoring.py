@@ -5,13 +5,13 @@
   event makes the interpreter run every code object instrumented, 10-30 % slower
   on tight loops). The code objects of a file with breakpoints are found
   (all code nested in them comes along through ``co_consts``):
-  * when its code is executed later (an import, ``runpy``, ``exec``): the audit
-    hook's ``exec`` event hands over the module's code object before it runs;
+  * when its code is executed later (the ``__main__`` script, an import,
+    ``runpy``, ``exec``): the audit hook's ``exec`` event hands over the module's
+    code object before it runs (the interpreter raises it for the main script
+    too);
   * already loaded: function, generator and coroutine objects (``gc``) and the
     frames on every thread's stack (``sys._current_frames()``), when the table
-    changes;
-  * the ``__main__`` script of ``tuidbg run``, which the interpreter runs
-    without ``exec``: PY_START is on globally only until its module code starts.
+    changes.
   A LINE callback on a line without a breakpoint returns DISABLE.
 - Stepping: LINE, PY_RETURN, PY_YIELD, CALL (+ C_RETURN/C_RAISE) on the
   stepping frame's code, INSTRUCTION on the caller's code after a return (to
@@ -23,7 +23,6 @@
 
 import _thread
 import gc
-import os
 import sys
 import types
 
@@ -57,8 +56,8 @@ class MonitoringBackend(object):
         self.global_events = 0
         self.closed = False
         self.file_codes = {}  # canonical path of a file with breakpoints -> {id(code): code} found so far
-        self.main_pending = _main_script() if agent.how == "run" else None  # canonical path, until it runs
         self._hooked = False  # the audit hook goes in with the first breakpoint (it cannot be taken out)
+        self._disabled = False  # a callback returned DISABLE since the last restart_events()
         reg = mon.register_callback
         t = self.tool
         reg(t, E.PY_START, self._on_start)
@@ -103,8 +102,6 @@ class MonitoringBackend(object):
     def _update_globals(self):
         ev = 0
         agent = self.agent
-        if self.main_pending is not None and self.main_pending in agent.bp_index:
-            ev |= E.PY_START  # until the __main__ script starts (see the module docstring)
         if agent.opts["raise"]:
             ev |= E.RAISE
         st = agent.step
@@ -163,8 +160,6 @@ class MonitoringBackend(object):
         """The breakpoint table or the exception options changed."""
         if self.closed:
             return
-        if self.main_pending is not None and getattr(sys.modules.get("__main__"), "__file__", None):
-            self.main_pending = None  # the script runs already (the interpreter set __file__ first)
         files = set(self.agent.bp_index)
         if files and not self._hooked:
             sys.addaudithook(self._audit)
@@ -195,7 +190,7 @@ class MonitoringBackend(object):
         for code in codes.values():
             self._set_local(code, self._wanted_local(code))
         self._update_globals()
-        mon.restart_events()  # PY_START fires again once per code object; disabled lines come back
+        self._restart()
 
     def start_step(self, st, frames):
         """Arm a step: ``frames`` are the frames whose code must report lines and returns."""
@@ -205,7 +200,15 @@ class MonitoringBackend(object):
         for f in frames:
             self._add_step_code(f.f_code)
         self._update_globals()
-        mon.restart_events()
+        self._restart()
+
+    def _restart(self):
+        """Events disabled by a callback come back (lines that now hold a breakpoint or a step). Only
+        when some were disabled: on 3.12+ a restart makes every code object that runs afterwards pass
+        through instrumentation once more (2 % of a pytest run)."""
+        if self._disabled:
+            self._disabled = False
+            mon.restart_events()
 
     def _add_step_code(self, code):
         self.step_codes[id(code)] = code
@@ -257,13 +260,6 @@ class MonitoringBackend(object):
 
     def _on_start(self, code, offset):
         agent = self.agent
-        if self.main_pending is not None and code.co_name == "<module>":
-            path = canon(code.co_filename, agent._cwd)
-            if path == self.main_pending:
-                self.main_pending = None
-                if path in agent.bp_index:
-                    self._note_file_code(code, path)
-                self._update_globals()
         st = agent.step
         if st is not None:
             if (st.mode in (P.M_INTO, P.M_NATIVE) and _thread.get_ident() == st.thread
@@ -278,6 +274,7 @@ class MonitoringBackend(object):
             return None
         if id(code) not in self.bp_codes:
             self._note_bp_code(code)
+        self._disabled = True
         return DISABLE
 
     def _on_line(self, code, line):
@@ -297,6 +294,7 @@ class MonitoringBackend(object):
             agent.on_bp_line(sys._getframe(1), line)
             return None
         if agent.step is None:
+            self._disabled = True
             return DISABLE
         return None
 
@@ -350,17 +348,6 @@ class MonitoringBackend(object):
 
 
 _GEN_TYPES = {types.GeneratorType: "gi_code", types.CoroutineType: "cr_code", types.AsyncGeneratorType: "ag_code"}
-
-
-def _main_script():
-    """The canonical path of the script ``python script.py`` is about to run (the agent starts in
-    ``site``, before it), or None (``-m``, ``-c``, or already running)."""
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__file__", None) or not sys.argv or not sys.argv[0]:
-        return None
-    if sys.argv[0] in ("-c", "-m") or not os.path.isfile(sys.argv[0]):
-        return None
-    return canon(sys.argv[0])
 
 
 def _agent_prefix():
