@@ -57,6 +57,7 @@ class MonitoringBackend(object):
         self.closed = False
         self.file_codes = {}  # canonical path of a file with breakpoints -> {id(code): code} found so far
         self._hooked = False  # the audit hook goes in with the first breakpoint (it cannot be taken out)
+        self.hook_kind = None  # "native" (x86-64: only "exec" reaches Python) or "python"
         self._disabled = False  # a callback returned DISABLE since the last restart_events()
         reg = mon.register_callback
         t = self.tool
@@ -127,9 +128,9 @@ class MonitoringBackend(object):
                 known[id(c)] = c
                 self._note_bp_code(c)
 
-    def _audit(self, event, args):
-        # Runs for every audit event of the process: return at once unless it is code about to run.
-        if event != "exec" or self.closed or not self.agent.bp_index:
+    def _on_exec(self, args):
+        # The audit event "exec": code about to run (the __main__ script, an import, exec()).
+        if self.closed or not self.agent.bp_index:
             return
         try:
             code = args[0]
@@ -162,7 +163,9 @@ class MonitoringBackend(object):
             return
         files = set(self.agent.bp_index)
         if files and not self._hooked:
-            sys.addaudithook(self._audit)
+            from ._auditexec import install
+
+            self.hook_kind = install(self._on_exec)
             self._hooked = True
         for path in list(self.file_codes):
             if path not in files:

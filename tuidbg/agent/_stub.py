@@ -37,11 +37,8 @@ def machine():
     return platform.machine().lower()
 
 
-def make_stub():
-    """Return (address, callable(reason, mailbox_address)). Raises StubError."""
-    code = _CODE.get(machine())
-    if code is None:
-        raise StubError("unsupported architecture %r (tuidbg's agent knows x86-64 and aarch64)" % machine())
+def map_code(code):
+    """Machine code in a page of its own, read+execute; returns its address. Raises StubError."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         mmap = libc.mmap
@@ -58,5 +55,14 @@ def make_stub():
     ctypes.memmove(addr, code, len(code))
     if mprotect(addr, _PAGE, _PROT_READ | _PROT_EXEC) != 0:
         raise StubError("mprotect(PROT_EXEC) refused (errno %d); the system forbids executable memory" % ctypes.get_errno())
+    return addr
+
+
+def make_stub():
+    """Return (address, callable(reason, mailbox_address)). Raises StubError."""
+    code = _CODE.get(machine())
+    if code is None:
+        raise StubError("unsupported architecture %r (tuidbg's agent knows x86-64 and aarch64)" % machine())
+    addr = map_code(code)
     proto = ctypes.PYFUNCTYPE(None, ctypes.c_long, ctypes.c_void_p)
     return addr, proto(addr)
