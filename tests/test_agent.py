@@ -689,3 +689,24 @@ def test_breakpoint_shim_without_tuidbg_importable(python, tmp_path):
     assert "answer 42" in res.stdout
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and f"tuidbg: breakpoint at {prog}:2 ignored: no debugger attached" in lines[0], res.stderr
+
+
+@pytest.mark.parametrize("python", [p for p in INTERPRETERS if p.id in ("pyenv-3.12", "pyenv-3.13", "debian-3.11-stripped")])
+def test_native_exec_audit_hook_sees_only_code_about_to_run(python):
+    # The 3.12+ backend learns of code as it is executed from the audit hook's "exec" event; on x86-64
+    # the hook is native and calls back into Python for that event only.
+    code = (
+        "import sys, platform; sys.path.insert(0, sys.argv[1])\n"
+        "from tuidbg.agent import _auditexec\n"
+        "seen = []\n"
+        "kind = _auditexec.install(lambda args: seen.append(args[0].co_name))\n"
+        "exec(compile('x = 1', '<one>', 'exec'))\n"
+        "open('/dev/null').close()\n"
+        "import colorsys\n"
+        "print(kind, platform.machine(), seen)\n"
+    )
+    out = subprocess.run([str(python), "-c", code, str(REPO)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    kind, machine, seen = out.stdout.split(" ", 2)
+    assert kind == ("native" if machine in ("x86_64", "amd64") else "python")
+    assert seen.strip() == "['<module>', '<module>']"  # the exec() and the import; not the open()
