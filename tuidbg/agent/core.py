@@ -276,33 +276,16 @@ class Agent(object):
 
     def _after_fork_child(self):
         # The child is not debugged (gdb follows the parent): forget everything quietly.
-        global _agent
-        self.enabled = False
-        try:
-            self.backend.close()
-        except Exception:
-            pass
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        if _agent is self:
-            _agent = None
+        self._release()
 
     def disable(self, why=""):
         """Stop doing anything: no events, no hooks, no connection."""
-        global _agent
         _debug("disabled: %s" % why)
         if not self.enabled:
             return
-        self.enabled = False
         self.step = None
         self.bps = {}
         self.bp_index = {}
-        try:
-            self.backend.close()
-        except Exception:
-            pass
         if sys.excepthook == self._excepthook and self._prev_excepthook is not None:
             sys.excepthook = self._prev_excepthook
         if threading.excepthook == self._thread_excepthook and self._prev_thread_excepthook is not None:
@@ -312,6 +295,16 @@ class Agent(object):
 
             if sys.breakpointhook is set_trace:
                 sys.breakpointhook = self._prev_breakpointhook
+        self._release()
+
+    def _release(self):
+        """No more events, no connection, not the active agent."""
+        global _agent
+        self.enabled = False
+        try:
+            self.backend.close()
+        except Exception:
+            pass
         try:
             self.sock.close()
         except OSError:

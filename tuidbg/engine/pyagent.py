@@ -29,6 +29,7 @@ What the UI uses (``controller(session)`` finds the instance):
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -235,9 +236,15 @@ class AgentInfo:
         return self.status == "connected"
 
 
+@functools.lru_cache(maxsize=4096)
 def is_agent_file(path: str | None) -> bool:
     """Whether a Python source file belongs to tuidbg's agent (its frames are hidden)."""
     return bool(path) and os.path.abspath(path).startswith(AGENT_DIR + os.sep)
+
+
+def user_frames(frames: Iterable[Any]) -> tuple[Any, ...]:
+    """The Python frames (anything with ``.file``) that are not tuidbg's agent, in order."""
+    return tuple(f for f in frames if not is_agent_file(f.file))
 
 
 def controller(session) -> PyAgent | None:
@@ -910,7 +917,7 @@ class PyAgent:
         tid = thread or st.selected_thread or st.current_thread
         ps = pystack.pystack_of(st)
         pt = ps.thread(tid) if ps is not None and ps.ok else None
-        frames = [f for f in pt.frames if not is_agent_file(f.file)] if pt is not None else []
+        frames = user_frames(pt.frames) if pt is not None else ()
         if not 0 <= frame < len(frames):
             raise EngineError("no Python frame to step in this thread (its Python stack is not known)")
         level = frames[frame].native_level

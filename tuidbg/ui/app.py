@@ -476,10 +476,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @staticmethod
     def _user_python_frame(pt):
         """The innermost Python frame that is not tuidbg's agent."""
-        for f in pt.frames:
-            if not pyagent.is_agent_file(f.file):
-                return f
-        return None
+        return next(iter(pyagent.user_frames(pt.frames)), None)
 
     def _agent(self):
         ag = pyagent.controller(self.session)
@@ -490,21 +487,27 @@ class TuidbgApp(App[int], inherit_bindings=False):
         pt = self._py_thread(state)
         if pt is None or self.py_sel is None:
             return 0
-        return sum(1 for f in pt.frames[: self.py_sel] if not pyagent.is_agent_file(f.file))
+        return len(pyagent.user_frames(pt.frames[: self.py_sel]))
 
     def _update_stacks(self, state: DebuggerState) -> None:
         cpp = self.query_one(CppFramesPane)
         pt = self._py_thread(state) if state.is_stopped else None
         notes: dict[int, str] = {}
         if pt is not None:
-            for f in reversed(pt.frames):  # the innermost frame of each eval-loop frame wins
+            # One pass (a 10,000-frame stack may run on one eval-loop frame): the innermost user
+            # frame of each eval-loop frame names it, with how many more it runs.
+            at: dict[int, list] = {}
+            for f in pt.frames:
                 if f.native_level is not None:
-                    at = [g for g in pt.frames_at(f.native_level) if not pyagent.is_agent_file(g.file)]
-                    if not at:
-                        notes[f.native_level] = "(tuidbg's agent)"
-                        continue
-                    more = f" (+{len(at) - 1})" if len(at) > 1 else ""
-                    notes[f.native_level] = f"⇠ py {at[0].name}:{at[0].line}{more}"
+                    at.setdefault(f.native_level, [])
+                    if not pyagent.is_agent_file(f.file):
+                        at[f.native_level].append(f)
+            for level, runs in at.items():
+                if not runs:
+                    notes[level] = "(tuidbg's agent)"
+                    continue
+                more = f" (+{len(runs) - 1})" if len(runs) > 1 else ""
+                notes[level] = f"⇠ py {runs[0].name}:{runs[0].line}{more}"
         merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
         cpp.update_state(state, notes, merged, self.py_sel)
         self._sync_host_stack(state)
@@ -570,7 +573,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             why = pt.error if pt is not None and pt.error else "no Python frames in this thread"
             pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
         else:
-            shown = tuple(f for f in pt.frames if not pyagent.is_agent_file(f.file))
+            shown = pyagent.user_frames(pt.frames)
             pane.show_frames(shown, self.py_sel, ("py", state.generation, state.selected_thread, len(pt.frames)))
 
     def _update_locals(self, state: DebuggerState) -> None:
