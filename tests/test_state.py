@@ -51,6 +51,16 @@ def test_run_stop_exit_sequence():
     assert st3.exit_description == "exited with code 10"
 
 
+def test_normal_exit_reads_the_same_whichever_record_comes_first():
+    running = run(DebuggerState(), '=thread-group-started,id="i1",pid="7"', '*running,thread-id="all"')
+    group = '=thread-group-exited,id="i1",exit-code="0"'
+    stopped = '*stopped,reason="exited-normally"'
+    for order in ((group,), (stopped,), (group, stopped), (stopped, group)):
+        st = run(running, *order)
+        assert st.process is ProcessState.EXITED and st.exit_code == 0, order
+        assert st.exit_description == "exited normally (code 0)", order
+
+
 def test_signal_stop_and_exited_signalled():
     st = run(DebuggerState(), '*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x1",func="main"},thread-id="1"')
     assert st.stop.describe() == "SIGSEGV (Segmentation fault)"

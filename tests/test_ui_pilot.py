@@ -149,7 +149,8 @@ async def test_program_output_with_escape_sequences_and_bad_utf8(threads_prog):
         assert "\x1b" not in text and "\x07" not in text
         assert app.title == "tuidbg"
         assert app.query_one(SourceView) and app.query_one(CppFramesPane)
-        assert "exited normally" in app.query_one("#status").render().plain
+        # gdb sends =thread-group-exited and *stopped,reason="exited-normally" in either order
+        await until(pilot, lambda: "exited normally" in app.query_one("#status").render().plain, 5, "status")
 
 
 async def test_gdb_dies_the_ui_stays_up_and_restarts(threads_prog):

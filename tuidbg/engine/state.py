@@ -437,7 +437,13 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
     if c == "thread-group-exited":
         if state.process in (ProcessState.RUNNING, ProcessState.STOPPED):
             code = exit_code(p.get("exit-code"))
-            desc = state.exit_description or (f"exited with code {code}" if code is not None else "exited")
+            if state.exit_description:
+                desc = state.exit_description
+            elif code == 0:
+                # the same words as the *stopped record that usually follows
+                desc = "exited normally (code 0)"
+            else:
+                desc = f"exited with code {code}" if code is not None else "exited"
             process = ProcessState.DETACHED if state.process is ProcessState.DETACHED else ProcessState.EXITED
             return replace(
                 state,
