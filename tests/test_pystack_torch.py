@@ -1,4 +1,6 @@
-"""PyTorch: a native breakpoint in at::native::randn while Python calls torch.randn."""
+"""PyTorch (a CPU wheel on Debian's stripped python3.11): a native breakpoint in at::native::randn while
+Python calls torch.randn; a Python breakpoint on a torch.matmul line, "step into native" to
+THPVariable_matmul, finish back to the Python line, step over it."""
 
 from __future__ import annotations
 
@@ -7,7 +9,11 @@ from conftest import requires_gdb
 from helpers import line_of, wait_stopped
 from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON
 
+from tuidbg.agent import protocol as AP
+from tuidbg.engine import pyagent
 from tuidbg.engine import pystack as P
+from tuidbg.engine.pyagent import AgentStop
+from tuidbg.engine.state import ProcessState
 
 pytestmark = [
     requires_gdb,
@@ -17,6 +23,7 @@ pytestmark = [
 ]
 
 PROG = PY_PROGRAMS / "torch_randn.py"
+MATMUL = PY_PROGRAMS / "torch_matmul.py"
 
 
 async def test_randn_breakpoint_merged_stack(make_session):
@@ -58,3 +65,47 @@ async def test_randn_breakpoint_merged_stack(make_session):
     assert all(r.kind == "fold" and r.rule == "cpython" for r in glue)
     # nothing of the dispatcher is left unfolded, and the eval loop is gone
     assert not any(r.kind == "native" and ("c10::impl::" in r.native.func or "_PyEval_EvalFrameDefault" in r.native.func) for r in rows)
+
+
+async def test_python_breakpoint_step_into_matmul_and_back(make_session):
+    out = bytearray()
+    s = await make_session(mode="run", program=str(TORCH_PYTHON), args=[str(MATMUL)], agent=True, python_target=True)
+    s.on_program_output(out.extend)
+    ctl = pyagent.controller(s)
+    call = line_of(MATMUL, "matmul_call")
+    await ctl.add_breakpoint(str(MATMUL), call)
+    await s.launch()
+
+    async def python_stop() -> AgentStop:
+        st = await ctl.wait_stop(280)
+        stop = st.extras.get("agent_stop")
+        assert isinstance(stop, AgentStop), (st.process, st.stop, bytes(out)[-2000:])
+        return stop
+
+    stop = await python_stop()
+    assert (stop.reason, stop.func, stop.line) == (AP.R_BREAKPOINT, "product", call)
+    # step into native: the first native function the line calls in an extension
+    await ctl.step_into_native()
+    st = await ctl.wait_stop(280)
+    assert st.stop.reason == "breakpoint-hit" and "agent_stop" not in st.extras, st.stop
+    assert "THPVariable_matmul" in st.frames[0].func, [f.func for f in st.frames[:4]]
+    assert st.frames[0].library and st.frames[0].library.endswith("libtorch_python.so")
+    assert all(b.internal for b in s.state.breakpoints)  # the temporary native breakpoint was tuidbg's
+    # the C++ frame is tied to the Python line that called it
+    ps = P.pystack_of(st)
+    assert ps is not None and ps.ok, ps
+    py = ps.thread(st.stop.thread_id)
+    assert [(f.function, f.line) for f in py.frames[:1]] == [("product", call)]
+    # finish: back at the Python line of the call, then over it
+    await ctl.step_out_to_python()
+    stop = await python_stop()
+    assert (stop.reason, stop.func, stop.line) == (AP.R_STEP, "product", call)
+    await ctl.step_over()
+    stop = await python_stop()
+    assert stop.line == line_of(MATMUL, "after_matmul")
+    assert "6., 6., 6." in await ctl.evaluate("c")
+    await ctl.delete_all_breakpoints()
+    await ctl.resume()
+    st = await ctl.wait_stop(280)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0
+    assert b"total 54.0" in out
