@@ -90,6 +90,11 @@ async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path
         shown = [f for f in pt.frames if not pyagent.is_agent_file(f.file)]
         assert [f.function for f in shown[:3]] == ["tick", "main", "<module>"]
         assert app.py_sel is not None and pt.frames[app.py_sel].function == "tick"
+        # and numbers them from 0 as shown (the agent's hidden frames are not counted)
+        await until(pilot, lambda: app.query_one("#py-list").row_texts[:1] == [f"▶ 0  tick:{tick_ret}  {FOREVER}"], 10,
+                    "the Python frames pane")
+        rows = app.query_one("#py-list").row_texts
+        assert rows[1].startswith(f"  1  main:{line_of(FOREVER, 'loop')}  ") and rows[2].startswith("  2  <module>:")
         # The breakpoints pane lists it beside native ones, with its hit count.
         table = app.query_one(BreakpointsPane)
         await until(pilot, lambda: table.row_count == 1, 10, "the breakpoints pane")

@@ -306,11 +306,13 @@ class PyRow:
         return self.frame.index
 
 
-def py_row_content(frame: PyFrame, selected: bool) -> Content:
+def py_row_content(frame: PyFrame, selected: bool, number: int) -> Content:
+    """``number``: the frame's place in the list shown (the walker's index counts the agent's own
+    frames, which are hidden)."""
     line = f":{frame.line}" if frame.line is not None else ""
     return Content.assemble(
         ("▶ " if selected else "  ", "bold $text-warning" if selected else ""),
-        (f"{frame.index:<3}", "$text-muted"),
+        (f"{number:<3}", "$text-muted"),
         (visible(frame.name), "bold $python-frame"),
         (visible(line), "$python-frame"),
         "  ",
@@ -335,7 +337,7 @@ class PyFramesPane(Static):
         yield RowList(id="py-list")
 
     def show_frames(self, frames: tuple[PyFrame, ...], selected: int | None, key: tuple) -> None:
-        contents = [(py_row_content(f, f.index == selected), PyRow(f)) for f in frames]
+        contents = [(py_row_content(f, f.index == selected, n), PyRow(f)) for n, f in enumerate(frames)]
         hl = next((i for i, f in enumerate(frames) if f.index == selected), None)
         self.query_one(RowList).set_rows(contents, hl, key=key + (selected,))
 

@@ -120,6 +120,11 @@ class RowList(ReportsUserMoves, OptionList):
     def payloads(self) -> list[Any]:
         return list(self._payloads)
 
+    @property
+    def row_texts(self) -> list[str]:
+        """The rows as plain text."""
+        return [c.plain for c in self._contents]
+
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
 
