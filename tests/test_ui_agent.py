@@ -174,3 +174,30 @@ async def test_sigtrap_break_in_then_python_next(interp):
         await pilot.press("f")
         await until_py_stop(pilot, "step", line_of(trap, "outer_call"))
         await app.session.close()
+
+
+async def test_step_into_native_then_finish_back_to_python(libfoo):
+    # S on a Python line that calls C through ctypes: the C function's first line, with a status that
+    # does not name tuidbg's temporary breakpoint; f goes back to the Python line; n goes over it.
+    # (ctypes calls report their C function from 3.12 on: sys.monitoring's CALL event.)
+    python = pyenv_python("3.12")
+    if python is None:
+        pytest.skip("pyenv has no CPython 3.12 on this machine")
+    mixed = PY / "agent_mixed.py"
+    call = line_of(mixed, "ctypes_call")
+    app = make_app(program=str(python), args=[str(mixed), str(libfoo)], agent=True, python_target=True,
+                   ex=[f"break {mixed}:{call}"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", call)
+        src = app.query_one(SourceView)
+        await pilot.press("S")
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "foo_add"
+                    and src.pc_line is not None and (src.path or "").endswith("libfoo.c"), 60, "foo_add in libfoo.c")
+        status = app.query_one("#status").render().plain
+        assert "stepped into native code" in status and "breakpoint" not in status, status
+        # the C++ pane ties the eval loop to the Python line that made the call
+        assert any(f"py compute:{call}" in t for t in app.query_one("#cpp-list").row_texts)
+        await pilot.press("f")
+        await until_py_stop(pilot, "step", call)
+        await pilot.press("n")
+        await until_py_stop(pilot, "step", line_of(mixed, "after_ctypes"))

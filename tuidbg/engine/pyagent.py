@@ -57,6 +57,7 @@ EXTRA_AGENT = "agent"
 EXTRA_STOP = "agent_stop"
 EXTRA_PENDING = "agent_stop_pending"
 EXTRA_TRANSIENT = "agent_transient"
+EXTRA_NATIVE_STEP = "agent_native_step"  # the stop is "step into native" arriving in the C function
 
 REQUEST_TIMEOUT = 5.0
 FIRST_TRY = 1.0  # answering with only the agent's thread running; then with every thread
@@ -716,6 +717,15 @@ class PyAgent:
             return st.with_extra(EXTRA_TRANSIENT, True).with_extra(EXTRA_STOP, self._last_stop)
         if self._is_stub_stop(st):
             return st.with_extra(EXTRA_PENDING, True)
+        stop = st.stop
+        if (
+            self._native_tbreak is not None
+            and stop is not None
+            and stop.reason == "breakpoint-hit"
+            and stop.bkptno == self._native_tbreak
+        ):
+            self._native_tbreak = None  # gdb deletes a temporary breakpoint when it hits
+            return st.with_extra(EXTRA_NATIVE_STEP, True)
         return st
 
     async def _stage(self, session, generation: int) -> None:

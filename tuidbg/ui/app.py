@@ -124,6 +124,19 @@ class StatusLine(Static):
 FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
 
 
+def _is_call_glue(frame) -> bool:
+    """libffi and ctypes' own C code, between Python and the C function ctypes calls."""
+    lib = (frame.library or "").rsplit("/", 1)[-1]
+    path = frame.fullname or frame.file or ""
+    func = frame.func or ""
+    return (
+        lib.startswith(("libffi", "_ctypes"))
+        or "/_ctypes/" in path
+        or "libffi" in path
+        or func.startswith(("ffi_", "_ctypes_"))
+    )
+
+
 class TuidbgApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
@@ -399,6 +412,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             astop = state.extras.get(pyagent.EXTRA_STOP)
             if isinstance(astop, pyagent.AgentStop):
                 why = astop.describe()
+            elif state.extras.get(pyagent.EXTRA_NATIVE_STEP):
+                why = "stepped into native code"  # (tuidbg's temporary breakpoint, not one of the user's)
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
             pt = self._py_thread(state)
@@ -784,7 +799,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 continue
             if r.kind == "python":
                 return True
-            if r.kind == "native" and r.native is not None and (r.internal or "ffi" in (r.native.library or "") or "ffi" in r.native.func or "ctypes" in r.native.func):
+            if r.kind == "native" and r.native is not None and (r.internal or _is_call_glue(r.native)):
                 continue
             return False
         return False
