@@ -239,3 +239,22 @@ async def test_x_command_file_with_a_space_and_a_quote_in_its_path(tmp_path, bui
         answer = re.compile(r"^\$\d+ = (.*)$", re.M)
         await until(pilot, lambda: answer.search(log_text(app, "console-log")) is not None, 10, "the answer")
         assert answer.search(log_text(app, "console-log")).group(1) == "5", log_text(app, "console-log")
+
+
+async def test_current_line_at_the_end_of_a_wide_file_is_not_under_the_scroll_bar(tmp_path, threads_prog):
+    # A short file with a line wider than the pane: showing its last line must leave it above the
+    # horizontal scroll bar that the wide line brings (80x24: the source pane is ten rows high).
+    path = tmp_path / "wide.py"
+    path.write_text("".join(f"x{i} = {i}\n" for i in range(1, 15)) + "y = '" + "w" * 200 + "'\n")
+    app = make_app(program=str(threads_prog))
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(SourceView)
+        for line in (15, 1, 15):
+            assert app.show_file(str(path))
+            view.set_pc(line)
+            await pilot.pause()
+            await pilot.pause()
+            top = view.scroll_offset.y
+            rows = view.scrollable_content_region.height
+            assert view.show_horizontal_scrollbar
+            assert top <= line - 1 < top + rows, (line, top, rows)

@@ -241,7 +241,14 @@ class SourceView(ScrollView, can_focus=True):
         if line is not None:
             self.cursor_line = line
             self.scroll_to_line(line)
+            # A new file may bring a horizontal scroll bar with the next layout, which takes a row
+            # and lowers how far the view may scroll: look again once it is there.
+            self.call_after_refresh(self._keep_in_view, line)
         self.refresh()
+
+    def _keep_in_view(self, line: int) -> None:
+        if self.cursor_line == line:
+            self.scroll_to_line(line)
 
     def set_marks(self, marks: dict[int, BreakpointMark]) -> None:
         if marks != self.marks:
@@ -313,7 +320,7 @@ class SourceView(ScrollView, can_focus=True):
     def scroll_to_line(self, line: int) -> None:
         """Bring a line into view, with some context above it."""
         top = self.scroll_offset.y
-        height = max(1, self.size.height)
+        height = max(1, self.scrollable_content_region.height)  # less the horizontal scroll bar
         idx = line - 1
         if idx < top + 2 or idx >= top + height - 2:
             self.scroll_to(y=max(0, idx - height // 3), animate=False, immediate=True)
