@@ -117,6 +117,13 @@ async def test_breakpoint_condition_hit_count_and_moved_line(make_session, pytho
     assert [b.internal for b in s.state.breakpoints] == [True]
     info = await ctl.handle_console("pyinfo")
     assert "Python agent: connected" in info and "hit 2 times" in info
+    # pyprint and pylocals act in the frame the user selected (the UI passes it), frame 0 by default
+    assert await ctl.handle_console("pyprint n") == "3"
+    assert await ctl.handle_console("pyprint total", 3) == "15"  # main(): a(0) + a(1) + a(2) = 3 + 5 + 7
+    with pytest.raises(pyagent.EngineError, match="NameError"):
+        await ctl.handle_console("pyprint total")
+    assert "total = 15  (int)" in await ctl.handle_console("pylocals", 3)
+    assert await ctl.handle_console("pylocals 0", 3) == "n = 3  (int)"
     assert await ctl.handle_console("pydelete 1") == "deleted Python breakpoint 1"
     await ctl.resume()
     assert await _exit(s, ctl) == 0

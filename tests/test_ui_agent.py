@@ -3,6 +3,8 @@ interpreters: Debian's stripped 3.11 (settrace backend) and pyenv's 3.12 (sys.mo
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
@@ -12,6 +14,7 @@ from tuidbg.engine import pyagent, pystack
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane
+from tuidbg.ui.panes.variables import LocalsPane
 
 pytestmark = [requires_gdb, pytest.mark.slow]
 
@@ -30,6 +33,11 @@ INTERPS = [
     pytest.param("debian-3.11", marks=pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")),
     pytest.param("pyenv-3.12", marks=pytest.mark.skipif(pyenv_python("3.12") is None, reason="pyenv has no CPython 3.12 on this machine")),
 ]
+
+
+def locals_of(app) -> dict[str, str]:
+    tree = app.query_one(LocalsPane)
+    return {n.data.name: n.data.value for n in tree.root.children if n.data is not None}
 
 
 def agent_stop(app):
@@ -201,3 +209,45 @@ async def test_step_into_native_then_finish_back_to_python(libfoo):
         await until_py_stop(pilot, "step", call)
         await pilot.press("n")
         await until_py_stop(pilot, "step", line_of(mixed, "after_ctypes"))
+
+
+async def test_failing_pytest_test_shows_its_traceback_frames_and_locals():
+    # --break-on-failure stops after the failing test has returned (pytest's exception hook): the
+    # Python frames pane shows the traceback, test_fails first, with its locals (from the agent), its
+    # source line, and the caller frames; choosing one shows that frame; the selection survives an
+    # evaluation in the console, which runs in the selected frame.
+    sample = PY / "agent_pytest" / "sample_checks.py"
+    failing = line_of(sample, "failing_assert")
+    app = make_app(program=sys.executable, args=["-m", "pytest", "-q", "-p", "no:cacheprovider", str(sample)],
+                   agent=True, python_target=True, break_on_failure=True, cwd=str(sample.parent))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "failure", failing)
+        plist = app.query_one("#py-list")
+        await until(pilot, lambda: plist.row_texts[:1] == [f"▶ 0  test_fails:{failing}  {sample}"], 10, "the traceback")
+        assert plist.row_texts[1].startswith("  1  pytest_pyfunc_call:")
+        assert "traceback" in str(app.query_one("#py-title").render())
+        status = app.query_one("#status").render().plain
+        assert "test failed" in status and "AssertionError: helper(1) should be 3" in status
+        await until(pilot, lambda: locals_of(app).get("got") == "2", 20, "test_fails' locals")
+        # frame 1: pytest's caller of the test, its file and locals
+        await pilot.press("2", "down", "enter")
+        src = app.query_one(SourceView)
+        await until(pilot, lambda: (src.path or "").endswith("_pytest/python.py")
+                    and "pyfuncitem" in locals_of(app), 20, "frame 1")
+        assert app.py_sel == 1
+        await pilot.press("8")
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "console-input", 5, "the console")
+        app.focused.value = "pyprint type(pyfuncitem).__name__"
+        await pilot.press("enter")
+        await until(pilot, lambda: "'Function'" in log_text(app, "console-log"), 20, "the evaluation in frame 1")
+        await pilot.pause(0.3)
+        assert app.py_sel == 1 and (src.path or "").endswith("_pytest/python.py")
+        assert app.state.process is ProcessState.STOPPED
+        # back to the test's frame; continue: pytest reports the failure and exits 1
+        await pilot.press("escape", "2", "up", "enter")
+        await until(pilot, lambda: locals_of(app).get("got") == "2" and src.path == str(sample), 20, "frame 0 again")
+        app.query_one(SourceView).focus()
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the end of the run")
+        assert app.state.exit_code == 1
+        assert "1 failed, 1 passed" in log_text(app, "output-log")

@@ -57,6 +57,7 @@ EXTRA_AGENT = "agent"
 EXTRA_STOP = "agent_stop"
 EXTRA_PENDING = "agent_stop_pending"
 EXTRA_TRANSIENT = "agent_transient"
+EXTRA_STOP_GEN = "agent_stop_generation"  # the generation of the stop the user sees (kept by agent requests)
 EXTRA_NATIVE_STEP = "agent_native_step"  # the stop is "step into native" arriving in the C function
 
 REQUEST_TIMEOUT = 5.0
@@ -248,6 +249,56 @@ def user_frames(frames: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(f for f in frames if not is_agent_file(f.file))
 
 
+EXCEPTION_STOPS = (P.R_EXCEPTION, P.R_UNCAUGHT, P.R_FAILURE)
+
+
+def traceback_thread(stop: AgentStop, live: Any = None) -> Any:
+    """The Python stack to show for an exception stop: the agent's frames (the traceback, innermost
+    first, then its callers), as a ``pystack.PyThread`` whose frame ``index`` is the agent's frame
+    number (what ``evaluate``/``python_locals`` take).
+
+    An uncaught exception or a failed pytest test stops after the frames that raised have returned:
+    the stack in memory (``live``, the walker's thread) no longer holds them. The outer frames that
+    are still running get ``native_level`` from their partner in ``live``; the rest have none.
+    Returns None for other stops.
+    """
+    from tuidbg.engine.pystack import PyFrame, PyThread
+
+    if stop.reason not in EXCEPTION_STOPS or not stop.frames:
+        return None
+    ours = list(stop.frames)
+    levels: list[int | None] = [None] * len(ours)
+    if live is not None:
+        walked = [f for f in user_frames(live.frames)]
+        i, j = len(ours) - 1, len(walked) - 1
+        while i >= 0 and j >= 0:
+            a, w = ours[i], walked[j]
+            if a.file != w.file or a.func.rsplit(".", 1)[-1] != w.function:
+                break
+            levels[i] = w.native_level
+            i, j = i - 1, j - 1
+    frames = tuple(
+        PyFrame(index=k, function=f.func.rsplit(".", 1)[-1], qualname=f.func, file=f.file, line=f.line,
+                native_level=levels[k])
+        for k, f in enumerate(ours)
+    )
+    if live is not None:
+        return replace(live, frames=frames, truncated=False, error=None)
+    return PyThread(tid=stop.thread_id, frames=frames, lwp=stop.native_id, name=stop.thread_name,
+                    thread_id=stop.python_thread or 0)
+
+
+def stop_generation(state: DebuggerState) -> int:
+    """Which stop the user sees: the state's generation, except that a request answered by the
+    agent (an evaluation, the locals of a frame) makes a short stop of its own with a new generation,
+    and that stop is still the same one for the user."""
+    if isinstance(state.extras.get(EXTRA_STOP), AgentStop):
+        gen = state.extras.get(EXTRA_STOP_GEN)
+        if isinstance(gen, int) and gen:
+            return gen
+    return state.generation
+
+
 def controller(session) -> PyAgent | None:
     """The PyAgent extension of a session, if it has one."""
     for ext in getattr(session, "extensions", ()):
@@ -284,6 +335,7 @@ class PyAgent:
         self._stub_bp: str | None = None
         self._transient_native = 0  # > 0 while a step is armed from a native stop
         self._last_stop: AgentStop | None = None
+        self._last_stop_gen = 0  # the state generation that _last_stop arrived with
         self._transient = 0
         self._transient_gens: set[int] = set()
         self._requests: dict[int, asyncio.Future] = {}
@@ -504,6 +556,12 @@ class PyAgent:
 
     # -- public: misc ---------------------------------------------------------------------------
 
+    @property
+    def in_request(self) -> bool:
+        """A request to the stopped agent is being answered: the program runs for a moment (only the
+        agent's thread), and that run is not one the user asked for."""
+        return self._transient > 0
+
     def on_message(self, cb: Callable[[str], None]) -> None:
         self._listeners.append(cb)
 
@@ -576,9 +634,10 @@ class PyAgent:
             return True
         return words[0] in self.GDB_BREAK and len(words) > 1 and _py_location(words[1])
 
-    async def handle_console(self, text: str) -> str | None:
+    async def handle_console(self, text: str, frame: int = 0) -> str | None:
         """Run a ``py*`` console command (or ``break FILE.py:LINE``). None if ``text`` is not one;
-        raises EngineError on bad input."""
+        raises EngineError on bad input. ``frame``: the selected Python frame (the agent's numbering),
+        where pyprint, pylocals and the steps act unless told otherwise."""
         if not self.claims_console(text):
             return None
         words = text.strip().split(None, 1)
@@ -617,7 +676,7 @@ class PyAgent:
         if cmd in ("pystep", "pynext", "pyfinish", "pystepnative"):
             mode = {"pystep": self.step_into, "pynext": self.step_over, "pyfinish": self.step_out,
                     "pystepnative": self.step_into_native}[cmd]
-            await mode(int(rest) if rest.isdigit() else 0)
+            await mode(int(rest) if rest.isdigit() else frame)
             return ""
         if cmd == "pyfinishnative":
             await self.step_out_to_python()
@@ -630,9 +689,9 @@ class PyAgent:
         if cmd in ("pyprint", "pyeval"):
             if not rest:
                 raise EngineError(f"usage: {cmd} EXPRESSION")
-            return await self.evaluate(rest)
+            return await self.evaluate(rest, frame)
         if cmd == "pylocals":
-            rows = await self.python_locals(int(rest) if rest.isdigit() else 0)
+            rows = await self.python_locals(int(rest) if rest.isdigit() else frame)
             return "\n".join(f"{n} = {v}  ({t})" for n, t, v in rows) or "no locals"
         return _HELP
 
@@ -714,7 +773,8 @@ class PyAgent:
         if self._transient and self._last_stop is not None:
             # A stop of a request in progress (its answer, or the interrupt of its fallback).
             self._transient_gens.add(st.generation)
-            return st.with_extra(EXTRA_TRANSIENT, True).with_extra(EXTRA_STOP, self._last_stop)
+            return (st.with_extra(EXTRA_TRANSIENT, True).with_extra(EXTRA_STOP, self._last_stop)
+                    .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
         if self._is_stub_stop(st):
             return st.with_extra(EXTRA_PENDING, True)
         stop = st.stop
@@ -768,12 +828,13 @@ class PyAgent:
             return
         self._native_step = False
         self._last_stop = stop
+        self._last_stop_gen = generation
         if stop.message:
             self._notify(f"tuidbg: {stop.describe()}")
         cur = session.state
         if cur.generation == generation:
             new = cur.with_extra(EXTRA_STOP, stop).with_extra(EXTRA_PENDING, False)
-            new = new.with_extra(EXTRA_BREAKPOINTS, self.breakpoints)
+            new = new.with_extra(EXTRA_BREAKPOINTS, self.breakpoints).with_extra(EXTRA_STOP_GEN, generation)
             session.set_state(new)
 
     async def _native_call_stop(self, stop: AgentStop, data: Mapping[str, Any]) -> None:
@@ -1052,7 +1113,8 @@ class PyAgent:
             new_stop = replace(stop, seq=int(data.get("seq", stop.seq)))
             self._last_stop = new_stop
             cur = s.state
-            s.set_state(cur.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False))
+            s.set_state(cur.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False)
+                        .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
             return replies
         finally:
             self._transient -= 1
@@ -1471,13 +1533,13 @@ _HELP = """Python debugging commands (tuidbg's agent):
   pycondition ID [COND]           set or clear a condition
   pyignore ID COUNT               ignore the next COUNT hits
   pyinfo                          the agent and the Python breakpoints
-  pynext / pystep / pyfinish [FRAME]  step over / into / out (Python)
+  pynext / pystep / pyfinish [FRAME]  step over / into / out (Python; the selected frame)
   pystepnative                    step into the first native function the line calls
   pyfinishnative                  from a native frame, run back to the Python caller
   pycontinue                      continue
   pycatch [uncaught|raise TYPE...|failure|off]  stop on exceptions / failing tests
-  pyprint EXPR                    evaluate Python in the stopped frame
-  pylocals [FRAME]                the locals of a Python frame"""
+  pyprint EXPR                    evaluate Python in the selected Python frame
+  pylocals [FRAME]                the locals of a Python frame (the selected one)"""
 
 
 def _reply(replies: Sequence[Mapping[str, Any]] | None, op: str) -> Mapping[str, Any]:

@@ -174,6 +174,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._py_sel_key: tuple | None = None
         self._py_auto_done: set[int] = set()
         self._py_locals: dict[tuple, list[VarNode]] = {}
+        self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
 
@@ -323,6 +324,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
         state = message.state
         if state.extras.get(pyagent.EXTRA_TRANSIENT):
             return  # a short internal stop of the Python agent: nothing for the user to see
+        if state.process is ProcessState.RUNNING:
+            ag = pyagent.controller(self.session)
+            if ag is not None and ag.in_request:
+                return  # the agent's thread runs to answer a request: still the same stop for the user
         if state.is_stopped and (not state.refreshed or state.extras.get(pyagent.EXTRA_PENDING)):
             # The refresh after a stop usually lands within a few ms: paint the stop
             # once, complete. Only a slow refresh shows the bare stop first.
@@ -450,15 +455,35 @@ class TuidbgApp(App[int], inherit_bindings=False):
     # -- stacks ------------------------------------------------------------------------------------
 
     def _py_thread(self, state: DebuggerState):
+        """The Python stack of the selected thread: from memory, or at an exception stop of the agent
+        the traceback (frames that have returned since they raised) and its callers."""
         ps = pystack.pystack_of(state)
-        if ps is None or not ps.ok:
+        live = ps.thread(state.selected_thread) if ps is not None and ps.ok else None
+        tb = self._traceback_thread(state, live)
+        return tb if tb is not None else live
+
+    @staticmethod
+    def _exception_stop(state: DebuggerState):
+        """The agent's stop on an exception or a failed test, when its thread is the selected one."""
+        stop = state.extras.get(pyagent.EXTRA_STOP)
+        if (isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.reason in pyagent.EXCEPTION_STOPS
+                and stop.frames and stop.thread_id == state.selected_thread):
+            return stop
+        return None
+
+    def _traceback_thread(self, state: DebuggerState, live):
+        stop = self._exception_stop(state)
+        if stop is None:
             return None
-        return ps.thread(state.selected_thread)
+        key = (pyagent.stop_generation(state), live)
+        if self._tb_cache is None or self._tb_cache[0] != key:
+            self._tb_cache = (key, pyagent.traceback_thread(stop, live))
+        return self._tb_cache[1]
 
     def _update_python_selection(self, state: DebuggerState) -> None:
         """Which Python frame is selected: kept per stop and thread; on a SIGTRAP the
         frame that sent it; otherwise the partner of the selected native frame."""
-        key = (state.generation, state.selected_thread)
+        key = (pyagent.stop_generation(state), state.selected_thread)
         if key != self._py_sel_key:
             self._py_sel_key = key
             self.py_sel = None
@@ -468,8 +493,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
             return
         if self.py_sel is not None and self.py_sel >= len(pt.frames):
             self.py_sel = None
-        if state.generation not in self._py_auto_done and self._auto_python_stop(state):
-            self._py_auto_done.add(state.generation)
+        gen = pyagent.stop_generation(state)
+        if gen not in self._py_auto_done and self._auto_python_stop(state):
+            self._py_auto_done.add(gen)
             f = self._user_python_frame(pt)
             if f is not None:
                 self.py_sel = f.index
@@ -577,9 +603,13 @@ class TuidbgApp(App[int], inherit_bindings=False):
         title = "Python frames"
         if ps is not None and ps.python:
             title += f" — Python {ps.python}"
+        if self._exception_stop(state) is not None:
+            title += " — traceback"
         self.query_one("#py-title", Static).update(Content(title), layout=False)
         if not state.is_stopped:
             pane.show_message(f"(the program is {state.process.value})", ("py", state.process))
+        elif pt is not None and pt.frames and self._exception_stop(state) is not None:
+            pane.show_frames(pt.frames, self.py_sel, ("py", pyagent.stop_generation(state), state.selected_thread, "tb", len(pt.frames)))
         elif ps is None:
             pane.show_message("No Python interpreter found in this process (yet).", ("py", "none"))
         elif not ps.ok:
@@ -589,13 +619,13 @@ class TuidbgApp(App[int], inherit_bindings=False):
             pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
         else:
             shown = pyagent.user_frames(pt.frames)
-            pane.show_frames(shown, self.py_sel, ("py", state.generation, state.selected_thread, len(pt.frames)))
+            pane.show_frames(shown, self.py_sel, ("py", pyagent.stop_generation(state), state.selected_thread, len(pt.frames)))
 
     def _update_locals(self, state: DebuggerState) -> None:
         pane = self.query_one(LocalsPane)
         pt = self._py_thread(state) if state.is_stopped else None
         if pt is not None and self.py_sel is not None:
-            key = (state.generation, state.selected_thread, self.py_sel)
+            key = (pyagent.stop_generation(state), state.selected_thread, self.py_sel)
             vars_ = self._py_locals.get(key)
             if vars_ is None:
                 self._fetch_python_locals(key)
@@ -606,26 +636,36 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     def _fetch_python_locals(self, key: tuple) -> None:
         gen, tid, index = key
+        ag = self._agent()
+        from_agent = ag is not None and self._exception_stop(self.state) is not None
 
         async def fetch() -> None:
             try:
-                locs = await pystack.python_locals(self.session, tid, index)
-                nodes = [
-                    VarNode(
-                        path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
-                        error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
-                    )
-                    for loc in locs
-                ]
+                if from_agent:
+                    # a frame of the traceback: no longer on the stack in memory; the agent has it
+                    nodes = [VarNode(path=f"py:{name}", name=name, type=type_, value=value, expandable=False)
+                             for name, type_, value in await ag.python_locals(index)]
+                else:
+                    nodes = await self._python_locals_from_memory(tid, index)
             except EngineError as exc:
                 nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
             if len(self._py_locals) > 64:
                 self._py_locals.clear()
             self._py_locals[key] = nodes
-            if (self.state.generation, self.state.selected_thread, self.py_sel) == key:
+            if (pyagent.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
                 self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
 
         self.run_worker(fetch, group="pylocals", exclusive=True, exit_on_error=False)
+
+    async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
+        locs = await pystack.python_locals(self.session, tid, index)
+        return [
+            VarNode(
+                path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
+                error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
+            )
+            for loc in locs
+        ]
 
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
         bps = state.extras.get(pyagent.EXTRA_BREAKPOINTS) or ()
@@ -644,7 +684,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         title = self.query_one("#source-title", Static)
         pt = self._py_thread(state) if state.is_stopped else None
         pyf = pt.frames[self.py_sel] if pt is not None and self.py_sel is not None and self.py_sel < len(pt.frames) else None
-        skey = (state.generation, state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
+        skey = (pyagent.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
         moved = skey != self._source_key
         self._source_key = skey
         if moved and state.is_stopped and pyf is not None and os.path.exists(pyf.file):
@@ -1144,7 +1184,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             try:
                 ag = pyagent.controller(self.session)
                 if ag is not None:
-                    text = await ag.handle_console(cmd)
+                    frame = self._agent_frame_index(self.state) if ag.at_agent_stop() is not None else 0
+                    text = await ag.handle_console(cmd, frame)
                     if text is not None:
                         log_w.write_lines(text.splitlines() or [""])
                         return
