@@ -341,6 +341,7 @@ async def test_quit_in_attach_mode_detaches_by_default(threads_prog):
         app = make_app(mode="attach", pid=proc.pid)
         async with app.run_test(size=(120, 40)) as pilot:
             await until_stopped(pilot)
+            assert f"stopped: attached to process {proc.pid}" in app.query_one("#status").render().plain
             await pilot.press("q")
             await until(pilot, lambda: isinstance(app.screen, QuitScreen), 5, "the quit question")
             assert app.screen.focused.id == "detach"

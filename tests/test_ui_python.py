@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import requires_gdb
 from helpers import line_of
 from pystack_helpers import PY_PROGRAMS, resolve
-from ui_helpers import make_app, until, until_stopped
+from ui_helpers import log_text, make_app, until, until_stopped
 
 from tuidbg.engine import mi, pystack
 from tuidbg.ui.panes.frames import CppFramesPane, FoldRow, NativeRow, PythonRow
@@ -124,3 +126,28 @@ async def test_core_file_in_the_tui(build_dir, tmp_path):
         assert pt.frames[0].function == "stop_here"
         rows = app.query_one("#py-list").payloads
         assert [r.frame.function for r in rows[:3]] == ["stop_here", "method", "method"]
+        # the signal gdb reads from the core is in the status line, gdb's words in the console
+        status = app.query_one("#status").render().plain
+        assert re.search(r"stopped: core file: the program got SIG[A-Z]+ \(", status), status
+        await until(pilot, lambda: "Program terminated with signal" in log_text(app, "console-log"), 10, "gdb's words")
+
+
+async def test_enter_in_the_python_pane_chooses_a_frame_when_none_was_selected(libfoo):
+    # A native breakpoint in C called from Python: no Python frame is selected (the selected native
+    # frame runs none). Focusing the Python pane puts the cursor on its first row, so Enter chooses it.
+    from helpers import DEBIAN_PY311, PROGRAMS
+
+    if not DEBIAN_PY311.exists():
+        pytest.skip("this machine has no /usr/bin/python3.11")
+    mixed = PROGRAMS / "py" / "agent_mixed.py"
+    app = make_app(program=str(DEBIAN_PY311), args=[str(mixed), str(libfoo)], python_target=True, ex=["break foo_add"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until_stopped(pilot, 60)
+        await until(pilot, lambda: app.state.frames and app.state.frames[0].func == "foo_add"
+                    and pystack.pystack_of(app.state) is not None, 60, "foo_add with the Python stack")
+        assert app.py_sel is None
+        await pilot.press("2")
+        await pilot.press("enter")
+        src = app.query_one(SourceView)
+        await until(pilot, lambda: app.py_sel == 0 and src.path == str(mixed)
+                    and src.pc_line == line_of(mixed, "ctypes_call"), 10, "compute() chosen")

@@ -414,6 +414,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
         elif p is ProcessState.STOPPED:
             stop = state.stop
             why = stop.describe() if stop else "stopped"
+            if stop is None or not stop.reason:
+                # gdb gives no reason for the stop that attaching makes
+                mode = self.session.config.mode
+                if mode == "attach":
+                    why = f"attached to process {state.pid}" if state.pid else "attached"
             astop = state.extras.get(pyagent.EXTRA_STOP)
             if isinstance(astop, pyagent.AgentStop):
                 why = astop.describe()

@@ -74,6 +74,14 @@ class RowList(ReportsUserMoves, OptionList):
         self._contents: list[Content] = []
         self._keys: tuple = ()
 
+    def on_focus(self, event) -> None:
+        # Focus arriving on a list with no cursor (nothing selected in it yet): put the cursor on
+        # the first row that stands for something, so Enter chooses it.
+        if self.highlighted is None:
+            first = next((i for i, p in enumerate(self._payloads) if p is not None), None)
+            if first is not None:
+                self.highlighted = first
+
     def _user_moved(self) -> None:
         if self.highlighted is not None:
             self.post_message(self.RowChosen(self, self.payload(self.highlighted), False))
