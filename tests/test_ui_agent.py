@@ -103,6 +103,25 @@ async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path
                     "the Python frames pane")
         rows = app.query_one("#py-list").row_texts
         assert rows[1].startswith(f"  1  main:{line_of(FOREVER, 'loop')}  ") and rows[2].startswith("  2  <module>:")
+        # The C++ pane folds the agent's own frames on top (its stop function, ctypes, its Python) into
+        # one row; the eval-loop frame of tick is the selected one, right under it.
+        cpp = app.query_one("#cpp-list")
+        level = pt.frames[app.py_sel].native_level
+        assert level and app.state.selected_frame == level
+        await until(pilot, lambda: cpp.row_texts[:1] == [f"  ▸ #0–#{level - 1}  tuidbg's agent stop ({level} frames)"], 10,
+                    "the agent's frames folded")
+        assert cpp.row_texts[1].startswith(f"▶ #{level:<3}") and f"⇠ py tick:{tick_ret}" in cpp.row_texts[1]
+        # Enter on the fold shows them, from #0
+        await pilot.press("3", "home", "enter")
+        await until(pilot, lambda: cpp.row_texts[1].startswith("  #0 "), 10, "the agent's frames unfolded")
+        await pilot.press("enter")
+        await until(pilot, lambda: cpp.row_texts[1].startswith(f"▶ #{level:<3}"), 10, "folded again")
+        # the merged view folds them the same way
+        await pilot.press("m")
+        await until(pilot, lambda: cpp.row_texts[:1] == [f"  ▸ tuidbg's agent stop ({level} frames)"]
+                    and cpp.row_texts[1].startswith(f"▶ #{level:<3}py tick"), 10, "the merged view")
+        await pilot.press("m")
+        app.query_one(SourceView).focus()
         # The breakpoints pane lists it beside native ones, with its hit count.
         table = app.query_one(BreakpointsPane)
         await until(pilot, lambda: table.row_count == 1, 10, "the breakpoints pane")

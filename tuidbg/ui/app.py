@@ -137,6 +137,20 @@ def _is_call_glue(frame) -> bool:
     )
 
 
+def _fold_agent_top(rows: list, top: int) -> list:
+    """The merged stack with its first rows, the frames of tuidbg's agent stop above native level
+    ``top``, in one fold row."""
+    n = 0
+    while n < len(rows) and all(f.level < top for f in rows[n].frames()) and rows[n].frames():
+        n += 1
+    if n == 0:
+        return rows
+    # (native levels 0 to top - 1, some of them hidden under the agent's Python rows)
+    fold = pystack.StackRow(kind="fold", rule="tuidbg-stop", children=tuple(rows[:n]),
+                            label=f"tuidbg's agent stop ({top} frame{'s' if top != 1 else ''})")
+    return [fold] + list(rows[n:])
+
+
 class TuidbgApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
@@ -554,14 +568,31 @@ class TuidbgApp(App[int], inherit_bindings=False):
                     continue
                 more = f" (+{len(runs) - 1})" if len(runs) > 1 else ""
                 notes[level] = f"⇠ py {runs[0].name}:{runs[0].line}{more}"
+        top = self._agent_top(state)
         merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
-        cpp.update_state(state, notes, merged, self.py_sel)
+        if merged and top:
+            merged = _fold_agent_top(merged, top)
+        cpp.update_state(state, notes, merged, self.py_sel, top)
         self._sync_host_stack(state)
         title = "Merged stack" if self.merged else "C++ frames"
         if state.frames_thread:
             title += f" — thread {state.frames_thread}"
         self.query_one("#cpp-title", Static).update(Content(title), layout=False)
         self._update_python_frames(state, pt)
+
+    @staticmethod
+    def _agent_top(state: DebuggerState) -> int:
+        """At a stop of tuidbg's agent, in the thread that stopped: how many native frames on top are
+        the agent's (its stop function, ctypes, the agent's Python), above the user's innermost frame."""
+        stop = state.extras.get(pyagent.EXTRA_STOP)
+        if not (isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.thread_id == state.selected_thread):
+            return 0
+        ps = pystack.pystack_of(state)
+        live = ps.thread(state.selected_thread) if ps is not None and ps.ok else None
+        if live is None:
+            return 0
+        first = next((f for f in pyagent.user_frames(live.frames) if f.native_level is not None), None)
+        return first.native_level if first is not None else 0
 
     def _sync_host_stack(self, state: DebuggerState) -> None:
         """Under a CUDA device focus, with the host stack shown (h in the C++ pane): the frames of the

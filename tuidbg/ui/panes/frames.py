@@ -155,6 +155,7 @@ class CppFramesPane(Static):
         self._merged: list[StackRow] | None = None
         self._py_selected: int | None = None
         self.notes: dict[int, str] = {}
+        self.agent_top = 0  # at a stop of tuidbg's agent: its frames on top of the stack, folded
         self.host: HostStack | None = None
         self._shown: tuple = ()  # (generation, thread, selected frame) of the rows on screen
         self._shown_count = 0
@@ -177,9 +178,11 @@ class CppFramesPane(Static):
         notes: dict[int, str] | None = None,
         merged: list[StackRow] | None = None,
         py_selected: int | None = None,
+        agent_top: int = 0,
     ) -> None:
         self._state = state
         self.notes = notes or {}
+        self.agent_top = agent_top
         self._merged = merged
         self._py_selected = py_selected
         self._refresh_rows()
@@ -198,7 +201,20 @@ class CppFramesPane(Static):
         if self._merged is not None:
             highlight = self._merged_rows(self._merged, state, contents, 0)
         else:
-            for f in state.frames:
+            frames = state.frames
+            top = min(self.agent_top, len(frames))
+            if top > 0:
+                key = ("agent", top)
+                is_open = key in self.open_folds
+                # its stop function, ctypes, the agent's own Python: Enter shows them
+                label = f"#0–#{top - 1}  tuidbg's agent stop ({top} frame{'s' if top != 1 else ''})"
+                contents.append((Content.assemble(("  ▾ " if is_open else "  ▸ ", "$text-accent"), (label, "italic $text-muted")),
+                                 FoldRow(key, label, ())))
+                if not is_open:
+                    if state.selected_frame < top:
+                        highlight = 0
+                    frames = frames[top:]
+            for f in frames:
                 r = NativeRow(f, self.notes.get(f.level, ""))
                 sel = f.level == state.selected_frame
                 if sel:
@@ -224,7 +240,7 @@ class CppFramesPane(Static):
         key = (
             state.generation, state.frames_thread, len(state.frames), state.selected_frame, frozenset(self.expanded),
             tuple(sorted(self.notes.items())), self._merged is not None, self._py_selected, frozenset(self.open_folds),
-            id(self._merged), host,
+            id(self._merged), host, self.agent_top,
         )
         rl.set_rows(contents, highlight, key=key)
 
@@ -282,6 +298,11 @@ class CppFramesPane(Static):
     def _toggle_fold(self, row: FoldRow) -> None:
         self.open_folds.symmetric_difference_update({row.key})
         self._refresh_rows()
+        # the cursor stays on the fold's row (Enter again folds it back)
+        rl = self.query_one(RowList)
+        at = next((i for i, p in enumerate(self._rows) if isinstance(p, FoldRow) and p.key == row.key), None)
+        if at is not None:
+            rl.highlighted = at
 
     def action_expand(self) -> None:
         rl = self.query_one(RowList)
