@@ -14,7 +14,7 @@ from tuidbg.engine import pyagent, pystack
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane
-from tuidbg.ui.panes.variables import LocalsPane
+from tuidbg.ui.panes.variables import LocalsPane, WatchPane
 
 pytestmark = [requires_gdb, pytest.mark.slow]
 
@@ -248,6 +248,10 @@ async def test_failing_pytest_test_shows_its_traceback_frames_and_locals():
         status = app.query_one("#status").render().plain
         assert "test failed" in status and "AssertionError: helper(1) should be 3" in status
         await until(pilot, lambda: locals_of(app).get("got") == "2", 20, "test_fails' locals")
+        # each answer of the agent is a short stop of its own: none may ask for another
+        gen = app.session.state.generation
+        await pilot.pause(1.0)
+        assert app.session.state.generation == gen
         # frame 1: pytest's caller of the test, its file and locals
         await pilot.press("2", "down", "enter")
         src = app.query_one(SourceView)
@@ -270,3 +274,50 @@ async def test_failing_pytest_test_shows_its_traceback_frames_and_locals():
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the end of the run")
         assert app.state.exit_code == 1
         assert "1 failed, 1 passed" in log_text(app, "output-log")
+
+
+def watch_rows(app) -> dict[str, tuple]:
+    tree = app.query_one(WatchPane)
+    return {n.data.name: (n.data.value, n.data.error) for n in tree.root.children if n.data is not None}
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_python_watches_follow_the_selected_python_frame(interp):
+    # At a Python stop the watches are Python expressions, evaluated by the agent in the selected Python
+    # frame (a statement is refused, never run at each stop); in a native frame they go to gdb.
+    python = _interp(interp)
+    c_body = line_of(STEPS, "c_body")
+    app = make_app(program=str(python), args=[str(STEPS)], agent=True, python_target=True,
+                   ex=[f"break {STEPS}:{c_body} if n == 3"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", c_body)
+        watch = app.query_one(WatchPane)
+        for expr in ("n * 100", "total", "globals()['z'] if 'z' in globals() else 'no z'", "z = 1"):
+            watch.add_expression(expr)
+
+        def shown(name, value=None, error=None):
+            v, e = watch_rows(app).get(name, (None, None))
+            return (v == value) if value is not None else (e is not None and error in e)
+
+        await until(pilot, lambda: shown("n * 100", "300") and shown("total", error="NameError")
+                    and shown("z = 1", error="SyntaxError"), 20, "the watches in c()")
+        # main(), three frames out: its locals, not c()'s
+        await pilot.press("2", "down", "down", "down")
+        await until(pilot, lambda: shown("total", "15") and shown("n * 100", error="NameError"), 20, "the watches in main()")
+        assert shown("globals()['z'] if 'z' in globals() else 'no z'", "'no z'")  # the statement never ran
+        assert app.state.process is ProcessState.STOPPED and agent_stop(app) is not None
+        # back in c(), a step: the watch follows the new stop
+        await pilot.press("up", "up", "up")
+        await until(pilot, lambda: shown("n * 100", "300"), 20, "c() again")
+        app.query_one(SourceView).focus()
+        watch.add_expression("y")
+        await until(pilot, lambda: shown("y", error="NameError"), 20, "y before its line ran")
+        await pilot.press("n")
+        await until_py_stop(pilot, "step", line_of(STEPS, "c_ret"))
+        await until(pilot, lambda: shown("y", "4"), 20, "y after the step")
+        # a native frame selected: the same watch list goes to gdb
+        level = app.state.selected_frame
+        await pilot.press("3", "down")
+        await until(pilot, lambda: app.state.selected_frame == level + 1 and app.py_sel is None, 10, "the native frame below")
+        await until(pilot, lambda: (watch_rows(app).get("y", (None, None))[1] or "").startswith("-var-create"), 20,
+                    "gdb's answer")

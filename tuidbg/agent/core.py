@@ -373,6 +373,8 @@ class Agent(object):
             try:
                 code = compile(expr, "<tuidbg>", "eval")
             except SyntaxError:
+                if op.get("mode") == "eval":  # a watch: an expression only, never a statement run at each stop
+                    raise
                 code = compile(expr, "<tuidbg>", "exec")
                 exec(code, frame.f_globals, frame.f_locals)
                 return {"op": "eval", "value": None, "type": None}

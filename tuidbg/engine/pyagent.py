@@ -336,6 +336,7 @@ class PyAgent:
         self._transient_native = 0  # > 0 while a step is armed from a native stop
         self._last_stop: AgentStop | None = None
         self._last_stop_gen = 0  # the state generation that _last_stop arrived with
+        self._request_lock: asyncio.Lock | None = None  # made in the running loop (Python 3.9)
         self._transient = 0
         self._transient_gens: set[int] = set()
         self._requests: dict[int, asyncio.Future] = {}
@@ -545,6 +546,21 @@ class PyAgent:
         if r.get("error"):
             raise EngineError(str(r["error"]))
         return "" if r.get("value") is None else str(r["value"])
+
+    async def evaluate_many(self, expressions: Sequence[str], frame: int = 0) -> list[tuple[str | None, str | None, str | None]]:
+        """(value, type, error) of each expression in a frame of the agent stop, in one request."""
+        if not expressions:
+            return []
+        replies = await self._request_stopped([{"op": "eval", "expr": e, "frame": frame, "mode": "eval"} for e in expressions])
+        answers = [r for r in replies if r.get("op") == "eval"]
+        out: list[tuple[str | None, str | None, str | None]] = []
+        for i in range(len(expressions)):
+            r = answers[i] if i < len(answers) else {"error": "no answer from the agent"}
+            if r.get("error"):
+                out.append((None, None, str(r["error"])))
+            else:
+                out.append(("" if r.get("value") is None else str(r["value"]), r.get("type"), None))
+        return out
 
     async def python_locals(self, frame: int = 0) -> list[tuple[str, str, str]]:
         """(name, type, repr) of the locals of a Python frame of the agent stop."""
@@ -1072,14 +1088,34 @@ class PyAgent:
         """Run requests in the stopped agent thread and wait for its answer; the program stays stopped.
 
         Only that thread runs meanwhile (scheduler-locking on); it answers through a second stop.
+        Requests go one at a time (the locals of a frame, the watches and the console may ask at once),
+        and a caller that gives up (a UI worker cancelled by a newer one) does not cut one short: the
+        answer's stop would be taken for a stop nobody waits for, and the program let go.
         """
+        if self._request_lock is None:
+            self._request_lock = asyncio.Lock()
+        lock = self._request_lock
+
+        async def serialized() -> list[dict]:
+            async with lock:
+                return await self._request_stopped_now(ops, timeout)
+
+        task = asyncio.ensure_future(serialized())
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved, even if nobody waits
+        return await asyncio.shield(task)
+
+    async def _request_stopped_now(self, ops: list[dict], timeout: float) -> list[dict]:
         s = self._session()
         stop = self.at_agent_stop()
         if stop is None:
             raise EngineError("this needs the program stopped by the Python agent (a Python breakpoint or step)")
         tid = s.state.stop.thread_id if s.state.stop else None
+        # What the user sees of this stop: it is still what they see once the answer is in. The short
+        # run and stop in between are marked transient (the *running state inherits the mark).
+        before = s.state
         self._transient += 1
         try:
+            s.set_state(before.with_extra(EXTRA_TRANSIENT, True))
             await self._answer(stop, ops + [{"op": "reply"}])
             old = await self._scheduler_locking()
             gen = s.state.generation
@@ -1102,18 +1138,24 @@ class PyAgent:
                                 timeout)
             except Timeout:
                 await s.interrupt()
+                # a native stop now (the interrupt), shown as it is
+                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False).with_extra(EXTRA_STOP, None))
                 raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
             finally:
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             st = s.state
             if not self._is_stub_stop(st):
+                s.set_state(st.with_extra(EXTRA_TRANSIENT, False).with_extra(EXTRA_STOP, None))
                 raise EngineError(f"the program stopped elsewhere while evaluating: {st.stop.describe() if st.stop else '?'}")
             data = await self._read_out()
             replies = data.get("replies") or []
             new_stop = replace(stop, seq=int(data.get("seq", stop.seq)))
             self._last_stop = new_stop
             cur = s.state
-            s.set_state(cur.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False)
+            # The program is where it was: the view of the stop before the request (frames, selection,
+            # Python stacks) under the new stop's generation; that stop's refresh brings the same again.
+            view = replace(before, generation=cur.generation, stop=cur.stop, process=cur.process)
+            s.set_state(view.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False)
                         .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
             return replies
         finally:

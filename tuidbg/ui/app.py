@@ -40,7 +40,7 @@ from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
-from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
+from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane
 from tuidbg.ui.screens.modals import (
     GdbExitedScreen,
     HelpScreen,
@@ -188,6 +188,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._py_sel_key: tuple | None = None
         self._py_auto_done: set[int] = set()
         self._py_locals: dict[tuple, list[VarNode]] = {}
+        self._py_locals_inflight: set[tuple] = set()
         self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
@@ -251,6 +252,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             w.session = session
         for p in self.query(CudaPane):
             p.session = session
+        self.query_one(WatchPane).python_eval = self._python_watch
         self._cuda_tab: bool | None = None
         ag = pyagent.controller(session)
         if ag is not None:
@@ -377,7 +379,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self._update_stacks(state)
                 self.query_one(ThreadsPane).update_state(state)
                 self._update_locals(state)
-                self.query_one(WatchPane).update_state(state)
+                self.query_one(WatchPane).update_state(state, python=self._python_frame_ref(state))
             self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
             self._update_source(state, prev)
         self._notice_transitions(prev, state)
@@ -507,6 +509,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self._py_sel_key = key
             self.py_sel = None
         pt = self._py_thread(state)
+        if state.is_stopped and pt is None and pystack.pystack_of(state) is None and self._exception_stop(state) is None:
+            return  # the Python stacks of this stop are not decoded yet: keep the selection until they are
         if pt is None or not pt.frames or not state.is_stopped:
             self.py_sel = None
             return
@@ -541,6 +545,21 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _agent(self):
         ag = pyagent.controller(self.session)
         return ag if ag is not None and ag.info.connected else None
+
+    def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
+        """The selected Python frame when the agent made this stop and a Python frame of its thread is
+        selected (the watches are Python expressions there), else None."""
+        stop = state.extras.get(pyagent.EXTRA_STOP)
+        if (self.py_sel is None or not state.is_stopped or not isinstance(stop, pyagent.AgentStop)
+                or stop.thread_id != state.selected_thread or self._agent() is None):
+            return None
+        return PythonFrameRef(pyagent.stop_generation(state), state.selected_thread, self._agent_frame_index(state))
+
+    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None]]:
+        ag = self._agent()
+        if ag is None:
+            raise EngineError("the Python agent is not connected")
+        return await ag.evaluate_many(expressions, frame)
 
     def _agent_frame_index(self, state: DebuggerState) -> int:
         """The selected Python frame counted the way the agent counts (its own frames left out)."""
@@ -671,6 +690,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         pane.update_state(state)
 
     def _fetch_python_locals(self, key: tuple) -> None:
+        if key in self._py_locals_inflight:
+            return  # (a fetch through the agent makes states of its own: one fetch per key)
+        self._py_locals_inflight.add(key)
         gen, tid, index = key
         ag = self._agent()
         from_agent = ag is not None and self._exception_stop(self.state) is not None
@@ -685,13 +707,16 @@ class TuidbgApp(App[int], inherit_bindings=False):
                     nodes = await self._python_locals_from_memory(tid, index)
             except EngineError as exc:
                 nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
+            finally:
+                self._py_locals_inflight.discard(key)
             if len(self._py_locals) > 64:
                 self._py_locals.clear()
             self._py_locals[key] = nodes
             if (pyagent.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
                 self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
 
-        self.run_worker(fetch, group="pylocals", exclusive=True, exit_on_error=False)
+        # not exclusive: a newer fetch must not cancel one under way (it would be asked again)
+        self.run_worker(fetch, group="pylocals", exit_on_error=False)
 
     async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
         locs = await pystack.python_locals(self.session, tid, index)
@@ -1107,6 +1132,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self.query_one(WatchPane).add_expression(text)
                 self.action_pane("watch")
 
+        if self._python_frame_ref(self.state) is not None:
+            # a Python frame of an agent stop is selected: the watches are Python there
+            self.push_screen(PromptScreen("Watch expression (Python here, C/C++ in native frames)", "",
+                                          "e.g. len(items), t.shape"), done)
+            return
         self.push_screen(PromptScreen("Watch expression", "", "e.g. pt.x + pt.y, *array@10"), done)
 
     def action_pane(self, name: str) -> None:

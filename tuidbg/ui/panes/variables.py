@@ -9,7 +9,7 @@ cut and can be shown whole. Expanded paths are remembered across stops.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from rich.text import Text
 from textual import work
@@ -21,6 +21,16 @@ from textual.widgets.tree import TreeNode
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.session import CHILDREN_PAGE, VarObj
 from tuidbg.ui.text import truncate, visible
+
+
+@dataclass(frozen=True)
+class PythonFrameRef:
+    """A Python frame of a stop of tuidbg's agent: which stop (its generation) and the frame's number
+    as the agent counts (its own frames left out)."""
+
+    stop: int
+    thread: str | None
+    frame: int
 
 VALUE_LIMIT = 160
 
@@ -294,7 +304,8 @@ class LocalsPane(VariablesTree):
 
 
 class WatchPane(VariablesTree):
-    """Watch expressions, evaluated in the selected frame after every stop."""
+    """Watch expressions, evaluated in the selected frame after every stop: by gdb in a native
+    frame, as Python by tuidbg's agent when a Python frame of an agent stop is selected."""
 
     BINDINGS = [
         Binding("delete,d", "delete_item", "Remove watch", id="item.delete"),
@@ -306,11 +317,18 @@ class WatchPane(VariablesTree):
         self._key: tuple | None = None
         self.frame_key: tuple[str, int] | None = None
         self._last_state = None
+        self._last_python: PythonFrameRef | None = None
+        # set by the app: evaluates Python expressions in a frame of the agent's stop
+        self.python_eval: Callable[[list[str], int], Awaitable[list[tuple[str | None, str | None, str | None]]]] | None = None
 
-    def update_state(self, state, force: bool = False) -> None:
+    def update_state(self, state, force: bool = False, python: "PythonFrameRef | None" = None) -> None:
+        """``python``: the selected Python frame of an agent stop (the watches are Python there)."""
         self._last_state = state
+        self._last_python = python
         if not self.expressions:
             key: tuple = ("empty",)
+        elif python is not None:
+            key = ("py", python, tuple(self.expressions), state.process)
         else:
             key = (state.generation, state.selected_thread, state.selected_frame, tuple(self.expressions), state.process)
         if key == self._key and not force:
@@ -324,7 +342,25 @@ class WatchPane(VariablesTree):
         if not self.expressions:
             self.root.add_leaf(Text("no watch expressions (w adds one)", style="dim italic"))
             return
+        if python is not None and self.python_eval is not None and state.is_stopped:
+            self._evaluate_python(self._epoch, python.frame)
+            return
         self._evaluate_all(self._epoch, state.is_stopped)
+
+    @work(group="watch", exclusive=True, exit_on_error=False)
+    async def _evaluate_python(self, epoch: int, frame: int) -> None:
+        exprs = list(self.expressions)
+        assert self.python_eval is not None
+        try:
+            answers = await self.python_eval(exprs, frame)
+        except EngineError as exc:
+            answers = [(None, None, str(exc))] * len(exprs)
+        if epoch != self._epoch:
+            return
+        for i, (expr, (value, type_, error)) in enumerate(zip(exprs, answers)):
+            v = VarNode(path=f"pywatch:{i}:{expr}", name=expr, type=type_, value=value, error=error,
+                        expression=expr, expandable=False)
+            self.add_var(self.root, v)
 
     @work(group="watch", exclusive=True, exit_on_error=False)
     async def _evaluate_all(self, epoch: int, stopped: bool) -> None:
@@ -358,7 +394,7 @@ class WatchPane(VariablesTree):
         if expr and expr not in self.expressions:
             self.expressions.append(expr)
             if self._last_state is not None:
-                self.update_state(self._last_state, force=True)
+                self.update_state(self._last_state, force=True, python=self._last_python)
 
     def action_delete_item(self) -> None:
         node = self.cursor_node
@@ -370,4 +406,4 @@ class WatchPane(VariablesTree):
         if expr in self.expressions:
             self.expressions.remove(expr)
             if self._last_state is not None:
-                self.update_state(self._last_state, force=True)
+                self.update_state(self._last_state, force=True, python=self._last_python)
