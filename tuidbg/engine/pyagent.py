@@ -572,12 +572,6 @@ class PyAgent:
 
     # -- public: misc ---------------------------------------------------------------------------
 
-    @property
-    def in_request(self) -> bool:
-        """A request to the stopped agent is being answered: the program runs for a moment (only the
-        agent's thread), and that run is not one the user asked for."""
-        return self._transient > 0
-
     def on_message(self, cb: Callable[[str], None]) -> None:
         self._listeners.append(cb)
 

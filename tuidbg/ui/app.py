@@ -339,11 +339,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             return
         state = message.state
         if state.extras.get(pyagent.EXTRA_TRANSIENT):
-            return  # a short internal stop of the Python agent: nothing for the user to see
-        if state.process is ProcessState.RUNNING:
-            ag = pyagent.controller(self.session)
-            if ag is not None and ag.in_request:
-                return  # the agent's thread runs to answer a request: still the same stop for the user
+            return  # a short internal stop (or run) of the Python agent: nothing for the user to see
         if state.is_stopped and (not state.refreshed or state.extras.get(pyagent.EXTRA_PENDING)):
             # The refresh after a stop usually lands within a few ms: paint the stop
             # once, complete. Only a slow refresh shows the bare stop first.
