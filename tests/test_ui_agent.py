@@ -35,6 +35,11 @@ INTERPS = [
 ]
 
 
+def _steps_app(interp: str, *ex: str):
+    """The app on agent_steps.py under the agent, with gdb commands run before its first line."""
+    return make_app(program=str(_interp(interp)), args=[str(STEPS)], agent=True, python_target=True, ex=list(ex))
+
+
 def locals_of(app) -> dict[str, str]:
     tree = app.query_one(LocalsPane)
     return {n.data.name: n.data.value for n in tree.root.children if n.data is not None}
@@ -154,11 +159,9 @@ async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path
 
 @pytest.mark.parametrize("interp", INTERPS)
 async def test_python_breakpoint_from_ex_and_console(interp):
-    python = _interp(interp)
     a_call = line_of(STEPS, "a_call")
     # gdb's own spelling for a .py line is a Python breakpoint, set before the program's first line.
-    app = make_app(program=str(python), args=[str(STEPS)], agent=True, python_target=True,
-                   ex=[f"break {STEPS}:{a_call} if n == 4"])
+    app = _steps_app(interp, f"break {STEPS}:{a_call} if n == 4")
     async with app.run_test(size=(160, 48)) as pilot:
         stop = await until_py_stop(pilot, "breakpoint", a_call)
         assert stop.func == "a"
@@ -285,10 +288,8 @@ def watch_rows(app) -> dict[str, tuple]:
 async def test_python_watches_follow_the_selected_python_frame(interp):
     # At a Python stop the watches are Python expressions, evaluated by the agent in the selected Python
     # frame (a statement is refused, never run at each stop); in a native frame they go to gdb.
-    python = _interp(interp)
     c_body = line_of(STEPS, "c_body")
-    app = make_app(program=str(python), args=[str(STEPS)], agent=True, python_target=True,
-                   ex=[f"break {STEPS}:{c_body} if n == 3"])
+    app = _steps_app(interp, f"break {STEPS}:{c_body} if n == 3")
     async with app.run_test(size=(160, 48)) as pilot:
         await until_py_stop(pilot, "breakpoint", c_body)
         watch = app.query_one(WatchPane)
