@@ -13,7 +13,7 @@ from ui_helpers import log_text, make_app, until
 from tuidbg.engine import pyagent, pystack
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.source import SourceView
-from tuidbg.ui.panes.tables import BreakpointsPane
+from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, WatchPane
 
 pytestmark = [requires_gdb, pytest.mark.slow]
@@ -322,3 +322,29 @@ async def test_python_watches_follow_the_selected_python_frame(interp):
         await until(pilot, lambda: app.state.selected_frame == level + 1 and app.py_sel is None, 10, "the native frame below")
         await until(pilot, lambda: (watch_rows(app).get("y", (None, None))[1] or "").startswith("-var-create"), 20,
                     "gdb's answer")
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_threads_pane_names_python_threads_and_their_python_line(interp):
+    # The threads pane shows the names the program's threading module gave its threads (the agent
+    # reports them; the OS knows none) and the Python line each thread is on (read from memory).
+    threads_py = PY / "agent_threads.py"
+    body = line_of(threads_py, "work_body")
+    app = make_app(program=str(_interp(interp)), args=[str(threads_py)], agent=True, python_target=True,
+                   ex=[f"break {threads_py}:{body} if k == 7"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", body)
+        table = app.query_one(ThreadsPane)
+
+        def rows():
+            return [[c.plain for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+        await until(pilot, lambda: any(r[2].startswith("worker-7 (LWP ") for r in rows()), 20, "the threading names")
+        by_name = {r[2].split(" (LWP ")[0]: r for r in rows()}
+        assert {"MainThread", "worker-7", "tuidbg-agent"} <= set(by_name)
+        worker = by_name["worker-7"]
+        assert worker[0] == "▶" and worker[1] == app.state.selected_thread
+        assert worker[4] == f"work:{body} agent_threads.py"
+        assert by_name["MainThread"][4].startswith("work:") or by_name["MainThread"][4].startswith("main:")
+        assert by_name["tuidbg-agent"][4] == "(tuidbg's agent)"
+        assert agent_stop(app).thread_name == "worker-7"

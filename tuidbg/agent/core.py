@@ -92,6 +92,16 @@ def _thread_name(ident):
     return t.name if t is not None else None
 
 
+def _thread_names(limit=512):
+    """[[native_id, name], ...] of the Python threads (threading's names: the OS knows none of them)."""
+    out = []
+    for t in list(threading._active.values())[:limit]:  # a copy under the GIL, no lock taken
+        nid = getattr(t, "native_id", None)
+        if nid:
+            out.append([nid, str(t.name)[:64]])
+    return out
+
+
 class Mailbox(object):
     def __init__(self):
         self.buf = ctypes.create_string_buffer(P.MAILBOX_SIZE)
@@ -112,6 +122,7 @@ class Mailbox(object):
             # Keep the essentials when a stop description is too big (huge reprs, deep stacks).
             small = dict(obj)
             small["frames"] = small.get("frames", [])[:32]
+            small.pop("threads", None)
             small.pop("replies", None) if len(json.dumps(small, default=str)) > P.OUT_SIZE else None
             data = json.dumps(small, default=str).encode("utf-8", "replace")[: P.OUT_SIZE]
         ctypes.memmove(self.addr + P.OUT_OFFSET, data, len(data))
@@ -221,7 +232,7 @@ class Agent(object):
         of the socket from then on."""
         self._ready = threading.Event()
         self._answered = False
-        t = threading.Thread(target=self._control_loop, args=(token,), name="tuidbg-agent", daemon=True)
+        t = threading.Thread(target=self._control_loop, args=(token,), name=P.AGENT_THREAD_NAME, daemon=True)
         t.start()
         self._ready.wait(_HELLO_TIMEOUT)
         return self._answered and not self.error
@@ -627,6 +638,7 @@ class Agent(object):
             "native_id": threading.get_native_id(),
             "thread_name": _thread_name(tid),
             "frames": descs,
+            "threads": _thread_names(),
         }
         if descs:
             info["file"], info["line"], info["func"] = descs[0]["file"], descs[0]["line"], descs[0]["func"]

@@ -90,3 +90,5 @@ ENV_ORIG_PYTHONPATH = "TUIDBG_AGENT_ORIG_PYTHONPATH"  # absent: PYTHONPATH was n
 
 # What ``tuidbg.breakpoint()`` does without a debugger.
 ENV_ON_BREAK = "TUIDBG_ON_BREAK"
+
+AGENT_THREAD_NAME = "tuidbg-agent"  # the agent's control thread (the front end tells it apart by this name)

@@ -157,6 +157,7 @@ class AgentStop:
     native_addr: int | None = None  # native_call: the C function about to be called
     native_name: str | None = None
     returned_from: str | None = None
+    thread_names: tuple[tuple[int, str], ...] = ()  # (LWP, threading name) of the program's Python threads
 
     @property
     def frame(self) -> PyFrameInfo | None:
@@ -213,6 +214,10 @@ class AgentStop:
             native_addr=native.get("addr"),
             native_name=native.get("name"),
             returned_from=d.get("returned_from"),
+            thread_names=tuple(
+                (int(t[0]), str(t[1])) for t in d.get("threads") or ()
+                if isinstance(t, (list, tuple)) and len(t) == 2 and isinstance(t[0], int)
+            ),
         )
 
 

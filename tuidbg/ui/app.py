@@ -30,6 +30,7 @@ from textual.worker import Worker, WorkerState
 from tuidbg import config as tconfig
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError
+from tuidbg.agent.protocol import AGENT_THREAD_NAME
 from tuidbg.engine import pyagent, pystack
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
@@ -189,6 +190,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._py_auto_done: set[int] = set()
         self._py_locals: dict[tuple, list[VarNode]] = {}
         self._py_locals_inflight: set[tuple] = set()
+        self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
         self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
@@ -373,7 +375,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 p.update_state(state)
             if settled:
                 self._update_stacks(state)
-                self.query_one(ThreadsPane).update_state(state)
+                self.query_one(ThreadsPane).update_state(state, *self._thread_python(state))
                 self._update_locals(state)
                 self.query_one(WatchPane).update_state(state, python=self._python_frame_ref(state))
             self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
@@ -608,6 +610,29 @@ class TuidbgApp(App[int], inherit_bindings=False):
             return 0
         first = next((f for f in pyagent.user_frames(live.frames) if f.native_level is not None), None)
         return first.native_level if first is not None else 0
+
+    def _thread_python(self, state: DebuggerState) -> tuple[dict[str, str], dict[int, str]]:
+        """For the threads pane: the innermost Python frame of each thread (read from memory), and the
+        threading names the agent reported at its last stop in this process."""
+        stop = state.extras.get(pyagent.EXTRA_STOP)
+        if isinstance(stop, pyagent.AgentStop) and stop.thread_names:
+            self._thread_names = (state.pid, dict(stop.thread_names))
+        names = self._thread_names[1] if self._thread_names and self._thread_names[0] == state.pid else {}
+        where: dict[str, str] = {}
+        ps = pystack.pystack_of(state) if state.is_stopped else None
+        if ps is not None and ps.ok:
+            for pt in ps.threads:
+                if not pt.tid:
+                    continue
+                if pt.lwp and names.get(pt.lwp) == AGENT_THREAD_NAME:
+                    where[pt.tid] = "(tuidbg's agent)"
+                    continue
+                # below the agent's frames (a callback of the agent on top of this thread's code)
+                inner = max((g.index for g in pt.frames if pyagent.is_agent_file(g.file)), default=-1)
+                f = next((g for g in pt.frames if g.index > inner), None)
+                if f is not None:
+                    where[pt.tid] = f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}"
+        return where, names
 
     def _sync_host_stack(self, state: DebuggerState) -> None:
         """Under a CUDA device focus, with the host stack shown (h in the C++ pane): the frames of the

@@ -33,10 +33,17 @@ class ThreadsPane(ReportsUserMoves, DataTable):
         self.selected_id: str | None = None
 
     def on_mount(self) -> None:
-        self.add_columns(" ", "Id", "Name", "State", "Where")
+        self.add_columns(" ", "Id", "Name", "State", "Python", "Where")
 
-    def update_state(self, state: DebuggerState) -> None:
-        key = (state.generation, state.process, tuple((t.id, t.state, t.name, t.frame) for t in state.threads), state.selected_thread)
+    def update_state(
+        self, state: DebuggerState, python: dict[str, str] | None = None, names: dict[int, str] | None = None
+    ) -> None:
+        """``python``: gdb thread id -> the innermost Python frame it runs; ``names``: LWP -> the name
+        the program's threading module gave the thread."""
+        python = python or {}
+        names = names or {}
+        key = (state.generation, state.process, tuple((t.id, t.state, t.name, t.frame) for t in state.threads),
+               state.selected_thread, tuple(sorted(python.items())), tuple(sorted(names.items())))
         if key == self._key:
             return
         self._key = key
@@ -54,8 +61,8 @@ class ThreadsPane(ReportsUserMoves, DataTable):
                     where += f" {shorten_path(t.frame.file, 30)}:{t.frame.line}"
                 elif t.frame.library:
                     where += f" in {t.frame.library.rsplit('/', 1)[-1]}"
-            label = t.name or ""
             lwp = t.lwp
+            label = (names.get(lwp) if lwp else None) or t.name or ""
             if lwp:
                 label = f"{label} (LWP {lwp})" if label else f"LWP {lwp}"
             cur = "*" if t.id == state.current_thread else " "
@@ -64,6 +71,7 @@ class ThreadsPane(ReportsUserMoves, DataTable):
                 T(t.id),
                 T(label),
                 T(t.state, "green" if t.state == "stopped" else "yellow"),
+                T(python.get(t.id, ""), "bold"),
                 T(where),
                 key=t.id,
             )
