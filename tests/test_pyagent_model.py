@@ -47,10 +47,16 @@ def test_failure_stop_shows_the_traceback_and_ties_the_running_callers_to_their_
     q = pyagent.traceback_thread(stop(P.R_UNCAUGHT, [PyFrameInfo(TEST, 3, "Suite.test_a"), PyFrameInfo(HOOK, 117, "pytest_runtest_protocol")]), live)
     assert [(f.name, f.function, f.native_level) for f in q.frames] == [("Suite.test_a", "test_a", None), ("pytest_runtest_protocol", "pytest_runtest_protocol", 12)]
     # without a stack from memory (an interpreter the walker cannot read) the frames are still there
-    bare = pyagent.traceback_thread(stop(P.R_EXCEPTION, agent_frames), None)
+    bare = pyagent.traceback_thread(stop(P.R_UNCAUGHT, agent_frames), None)
     assert [f.function for f in bare.frames] == ["test_fails", "pytest_pyfunc_call", "call_and_report", "pytest_runtest_protocol"]
     assert all(f.native_level is None for f in bare.frames) and bare.tid == "1" and bare.lwp == 100
-    # other stops keep the stack in memory
+    # the agent's list cut short at its outer end (it sends 256 frames at most): matched from the
+    # innermost frame that still runs
+    cut = pyagent.traceback_thread(stop(P.R_FAILURE, agent_frames[:3]), live)
+    assert [(f.function, f.native_level) for f in cut.frames] == [
+        ("test_fails", None), ("pytest_pyfunc_call", None), ("call_and_report", 9)]
+    # other stops keep the stack in memory, an exception stop where it is raised too (its frames run)
+    assert pyagent.traceback_thread(stop(P.R_EXCEPTION, agent_frames), live) is None
     assert pyagent.traceback_thread(stop(P.R_BREAKPOINT, agent_frames), live) is None
     assert pyagent.traceback_thread(stop(P.R_STEP, agent_frames), None) is None
 

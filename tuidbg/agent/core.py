@@ -95,10 +95,13 @@ def _thread_name(ident):
 def _thread_names(limit=512):
     """[[native_id, name], ...] of the Python threads (threading's names: the OS knows none of them)."""
     out = []
-    for t in list(threading._active.values())[:limit]:  # a copy under the GIL, no lock taken
-        nid = getattr(t, "native_id", None)
-        if nid:
-            out.append([nid, str(t.name)[:64]])
+    try:
+        for t in list(threading._active.values())[:limit]:  # a copy under the GIL, no lock taken
+            nid = getattr(t, "native_id", None)
+            if nid:
+                out.append([nid, str(t.name)[:64]])
+    except Exception:  # (a Thread subclass with an odd name property): names are a nicety, the stop is not
+        return out
     return out
 
 

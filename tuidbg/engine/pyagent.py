@@ -254,7 +254,9 @@ def user_frames(frames: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(f for f in frames if not is_agent_file(f.file))
 
 
-EXCEPTION_STOPS = (P.R_EXCEPTION, P.R_UNCAUGHT, P.R_FAILURE)
+# Stops made after the frames that raised have returned: the stack in memory no longer holds them.
+# (An exception stop where it is raised, R_EXCEPTION, has its frames on the stack.)
+EXCEPTION_STOPS = (P.R_UNCAUGHT, P.R_FAILURE)
 
 
 def traceback_thread(stop: AgentStop, live: Any = None) -> Any:
@@ -275,13 +277,23 @@ def traceback_thread(stop: AgentStop, live: Any = None) -> Any:
     levels: list[int | None] = [None] * len(ours)
     if live is not None:
         walked = [f for f in user_frames(live.frames)]
+
+        def same(a: PyFrameInfo, w: Any) -> bool:
+            return a.file == w.file and a.func.rsplit(".", 1)[-1] == w.function
+
+        # from the outermost frame in; when one list was cut short (the agent sends 256 frames at most,
+        # the walk may stop early), from the innermost running frame out
         i, j = len(ours) - 1, len(walked) - 1
-        while i >= 0 and j >= 0:
-            a, w = ours[i], walked[j]
-            if a.file != w.file or a.func.rsplit(".", 1)[-1] != w.function:
-                break
-            levels[i] = w.native_level
+        while i >= 0 and j >= 0 and same(ours[i], walked[j]):
+            levels[i] = walked[j].native_level
             i, j = i - 1, j - 1
+        if i == len(ours) - 1 and walked:
+            start = next((k for k, a in enumerate(ours) if same(a, walked[0]) and a.line == walked[0].line), None)
+            if start is not None:
+                for k, w in zip(range(start, len(ours)), walked):
+                    if not same(ours[k], w):
+                        break
+                    levels[k] = w.native_level
     frames = tuple(
         PyFrame(index=k, function=f.func.rsplit(".", 1)[-1], qualname=f.func, file=f.file, line=f.line,
                 native_level=levels[k])
@@ -507,10 +519,16 @@ class PyAgent:
     async def resume(self) -> None:
         """Continue, cancelling a Python step that a native stop interrupted."""
         s = self._session()
-        stop = self.at_agent_stop()
-        if stop is not None:
-            await self._answer(stop, [{"op": "resume", "mode": P.M_CONTINUE}])
-        elif self._interrupted_token and self.info.connected:
+        if self.at_agent_stop() is not None:
+            async with self._agent_lock():
+                stop = self.at_agent_stop()
+                if stop is not None:
+                    await self._answer(stop, [{"op": "resume", "mode": P.M_CONTINUE}])
+                    self._interrupted_token = 0
+                    self._step_token = 0
+                    await s.cont()
+                    return
+        if self._interrupted_token and self.info.connected:
             await self._write_ctl(0, 0)
         self._interrupted_token = 0
         self._step_token = 0
@@ -963,6 +981,17 @@ class PyAgent:
 
     async def _step(self, mode: str, frame: int, thread: str | None) -> None:
         s = self._session()
+        if self.at_agent_stop() is None:
+            st = s.state
+            if not st.is_stopped:
+                raise EngineError(f"cannot step: {s.process_description()}")
+            await self._step_from_native(mode, frame, thread)
+            return
+        async with self._agent_lock():
+            await self._step_at_agent_stop(mode, frame, thread)
+
+    async def _step_at_agent_stop(self, mode: str, frame: int, thread: str | None) -> None:
+        s = self._session()
         stop = self.at_agent_stop()
         if stop is None:
             st = s.state
@@ -1083,6 +1112,13 @@ class PyAgent:
 
     # -- requests -------------------------------------------------------------------------------
 
+    def _agent_lock(self) -> asyncio.Lock:
+        """Held while the agent's mailbox is in use at a stop: a request and its answer, or the answer
+        that lets the program go on (a step, continue). One at a time, or one answer overwrites another."""
+        if self._request_lock is None:
+            self._request_lock = asyncio.Lock()
+        return self._request_lock
+
     async def _request_stopped(self, ops: list[dict], timeout: float = REQUEST_TIMEOUT) -> list[dict]:
         """Run requests in the stopped agent thread and wait for its answer; the program stays stopped.
 
@@ -1091,12 +1127,14 @@ class PyAgent:
         and a caller that gives up (a UI worker cancelled by a newer one) does not cut one short: the
         answer's stop would be taken for a stop nobody waits for, and the program let go.
         """
-        if self._request_lock is None:
-            self._request_lock = asyncio.Lock()
-        lock = self._request_lock
+        lock = self._agent_lock()
+        gen = stop_generation(self._session().state)
 
         async def serialized() -> list[dict]:
             async with lock:
+                if stop_generation(self._session().state) != gen:
+                    # the stop it was asked at is over (a step or continue went first)
+                    raise EngineError("the program is no longer at the stop this was asked at")
                 return await self._request_stopped_now(ops, timeout)
 
         task = asyncio.ensure_future(serialized())
@@ -1156,9 +1194,25 @@ class PyAgent:
             view = replace(before, generation=cur.generation, stop=cur.stop, process=cur.process)
             s.set_state(view.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False)
                         .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
+            await self._reselect(before)
             return replies
         finally:
             self._transient -= 1
+            if s.state.extras.get(EXTRA_TRANSIENT) and self._transient == 0:
+                # a request that failed on the way (gdb's error, gdb gone): show what there is
+                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False))
+
+    async def _reselect(self, before: DebuggerState) -> None:
+        """gdb's own selection back where the user had it (the answer's stop selected frame 0 of the
+        agent's thread): the console's commands act in the selected frame."""
+        s = self._session()
+        st = s.state
+        tid = before.selected_thread
+        if tid and tid != (st.stop.thread_id if st.stop else None):
+            await s.cmd(f"-thread-select {tid}", check=False)
+        if before.selected_frame:
+            thread = f"--thread {tid} " if tid else ""
+            await s.cmd(f"-stack-select-frame {thread}{int(before.selected_frame)}", check=False)
 
     async def _scheduler_locking(self) -> str:
         if self._sched_lock is None:

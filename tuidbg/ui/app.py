@@ -749,6 +749,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
             for loc in locs
         ]
 
+    def _python_values_may_have_changed(self) -> None:
+        """After Python code ran in the program at a stop (pyeval x = 5): read the locals and the
+        watches again (they are kept per stop)."""
+        self._py_locals.clear()
+        st = self.state
+        self._update_locals(st)
+        self.query_one(WatchPane).update_state(st, force=True, python=self._python_frame_ref(st))
+
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
         bps = state.extras.get(pyagent.EXTRA_BREAKPOINTS) or ()
         return [
@@ -1271,10 +1279,18 @@ class TuidbgApp(App[int], inherit_bindings=False):
             try:
                 ag = pyagent.controller(self.session)
                 if ag is not None:
-                    frame = self._agent_frame_index(self.state) if ag.at_agent_stop() is not None else 0
-                    text = await ag.handle_console(cmd, frame)
+                    ref = self._python_frame_ref(self.state)
+                    stop = ag.at_agent_stop()
+                    word = cmd.split()[0] if cmd.split() else ""
+                    if (stop is not None and ref is None and word in ("pyprint", "pyeval", "pylocals")
+                            and self.state.selected_thread != stop.thread_id):
+                        log_w.write_lines([f"(in thread {stop.thread_id}, where the agent stopped: Python runs only there)"],
+                                          style="note")
+                    text = await ag.handle_console(cmd, ref.frame if ref is not None else 0)
                     if text is not None:
                         log_w.write_lines(text.splitlines() or [""])
+                        if word in ("pyprint", "pyeval") and stop is not None:
+                            self._python_values_may_have_changed()
                         return
                 await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)
             except MIError as exc:
