@@ -359,3 +359,23 @@ async def test_threads_pane_names_python_threads_and_their_python_line(interp):
         assert main[4] in {f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}" for f in pt.frames}, (main, pt.frames)
         assert by_name["tuidbg-agent"][4] == "(tuidbg's agent)"
         assert agent_stop(app).thread_name == "worker-7"
+
+
+async def test_uncaught_exception_shows_the_traceback():
+    # --break-on-exception: an exception nobody catches stops in the agent's hook, after the stack has
+    # unwound. The Python pane shows the traceback (parse first), the source its line; the C++ pane
+    # folds the agent's frames.
+    exc_py = PY / "agent_exceptions.py"
+    raise_line = line_of(exc_py, "raise_valueerror")
+    app = make_app(program=str(_interp("debian-3.11") or _interp("pyenv-3.12")), args=[str(exc_py)], agent=True,
+                   python_target=True, break_on_exception=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "uncaught", raise_line)
+        plist = app.query_one("#py-list")
+        await until(pilot, lambda: plist.row_texts[:2] == [f"▶ 0  parse:{raise_line}  {exc_py}",
+                                                         f"  1  main:{line_of(exc_py, 'call_parse')}  {exc_py}"], 10, "the traceback")
+        assert "uncaught exception" in app.query_one("#status").render().plain
+        assert "ValueError: bad input: xyz" in app.query_one("#status").render().plain
+        await until(pilot, lambda: locals_of(app).get("text") == "'xyz'", 20, "parse()'s locals")
+        cpp = app.query_one("#cpp-list")
+        await until(pilot, lambda: bool(cpp.row_texts) and "tuidbg's agent stop" in cpp.row_texts[0], 10, "the agent's frames folded")

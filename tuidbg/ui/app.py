@@ -609,7 +609,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if live is None:
             return 0
         first = next((f for f in pyagent.user_frames(live.frames) if f.native_level is not None), None)
-        return first.native_level if first is not None else 0
+        if first is not None:
+            return first.native_level
+        # no frame of the user's runs (an uncaught exception: the agent's hook on an unwound stack):
+        # down to the outermost eval-loop frame that runs the agent
+        levels = [f.native_level for f in live.frames if f.native_level is not None and pyagent.is_agent_file(f.file)]
+        return max(levels) + 1 if levels else 0
 
     def _thread_python(self, state: DebuggerState) -> tuple[dict[str, str], dict[int, str]]:
         """For the threads pane: the innermost Python frame of each thread (read from memory), and the
