@@ -379,3 +379,22 @@ async def test_uncaught_exception_shows_the_traceback():
         await until(pilot, lambda: locals_of(app).get("text") == "'xyz'", 20, "parse()'s locals")
         cpp = app.query_one("#cpp-list")
         await until(pilot, lambda: bool(cpp.row_texts) and "tuidbg's agent stop" in cpp.row_texts[0], 10, "the agent's frames folded")
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_run_to_cursor_on_a_python_line(interp):
+    # t on a .py line: a temporary Python breakpoint there and continue; it is gone once hit.
+    a_call = line_of(STEPS, "a_call")
+    app = _steps_app(interp, f"break {STEPS}:{a_call} if n == 1")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", a_call)
+        ctl = pyagent.controller(app.session)
+        await ctl.delete_all_breakpoints()
+        app.query_one(SourceView).focus()
+        target = line_of(STEPS, "main_print")
+        await goto(pilot, target)
+        await pilot.press("t")
+        stop = await until_py_stop(pilot, "breakpoint", target)
+        assert stop.func == "main"
+        await until(pilot, lambda: ctl.breakpoints == (), 10, "the temporary breakpoint gone")
+        assert app.query_one(BreakpointsPane).row_count == 0

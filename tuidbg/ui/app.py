@@ -972,6 +972,23 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.notify("no source file shown", markup=False)
             return
         path, line = src.path, src.cursor_line
+        if path.endswith(".py"):
+            ag = self._agent()
+            if ag is None:
+                self.notify("running to a Python line needs tuidbg's Python agent (a Python program under tuidbg run or attach)",
+                            markup=False)
+                return
+
+            async def to_python_line() -> None:
+                # a temporary Python breakpoint there, then continue (what gdb does for a C line)
+                bp = await ag.add_breakpoint(path, line, temporary=True)
+                if bp.message:
+                    self.notify(bp.message, markup=False)
+                if self.state.is_stopped:
+                    await ag.resume()
+
+            self._run(to_python_line, "run to cursor")
+            return
         self._run(lambda: self.session.run_to(path, line), "run to cursor")
 
     def action_frame(self, delta: int) -> None:
