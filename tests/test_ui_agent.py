@@ -398,3 +398,30 @@ async def test_run_to_cursor_on_a_python_line(interp):
         assert stop.func == "main"
         await until(pilot, lambda: ctl.breakpoints == (), 10, "the temporary breakpoint gone")
         assert app.query_one(BreakpointsPane).row_count == 0
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_frame_up_and_down_go_between_python_frames(interp):
+    # < and > with a Python frame selected move to its Python caller / callee (pdb's u and d), with
+    # the source and the locals following; not to the interpreter's C frames in between.
+    c_body = line_of(STEPS, "c_body")
+    app = _steps_app(interp, f"break {STEPS}:{c_body} if n == 2")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", c_body)
+        app.query_one(SourceView).focus()
+        src = app.query_one(SourceView)
+        pt = app._py_thread(app.state)
+
+        def on(func: str, mark: str) -> bool:
+            f = pt.frames[app.py_sel] if app.py_sel is not None else None
+            return f is not None and f.function == func and src.pc_line == line_of(STEPS, mark)
+
+        await pilot.press("less_than_sign")
+        await until(pilot, lambda: on("b", "b_call"), 10, "b()")
+        await pilot.press("less_than_sign")
+        await until(pilot, lambda: on("a", "a_call") and locals_of(app).get("n") == "2", 10, "a() and its locals")
+        await pilot.press("greater_than_sign", "greater_than_sign")
+        await until(pilot, lambda: on("c", "c_body"), 10, "back in c()")
+        await pilot.press("greater_than_sign")  # nothing below the innermost frame
+        await pilot.pause(0.2)
+        assert on("c", "c_body")

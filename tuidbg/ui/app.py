@@ -993,7 +993,18 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     def action_frame(self, delta: int) -> None:
         st = self.state
-        if not st.is_stopped or not st.frames:
+        if not st.is_stopped:
+            return
+        pt = self._py_thread(st) if self.py_sel is not None else None
+        if pt is not None:
+            # a Python frame is selected: up and down go from Python frame to Python frame (pdb's u/d)
+            shown = pyagent.user_frames(pt.frames)
+            at = next((i for i, f in enumerate(shown) if f.index == self.py_sel), None)
+            if at is not None:
+                if 0 <= at + delta < len(shown):
+                    self._choose_python(shown[at + delta])
+                return
+        if not st.frames:
             return
         target = st.selected_frame + delta
         if 0 <= target < len(st.frames):
@@ -1414,7 +1425,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @on(CppFramesPane.PythonChosen)
     @on(PyFramesPane.FrameChosen)
     def _python_chosen(self, message) -> None:
-        frame = message.frame
+        self._choose_python(message.frame)
+
+    def _choose_python(self, frame) -> None:
         self.py_sel = frame.index
         st = self.state
         if frame.native_level is not None and frame.native_level != st.selected_frame:
