@@ -361,14 +361,15 @@ async def test_threads_pane_names_python_threads_and_their_python_line(interp):
         assert agent_stop(app).thread_name == "worker-7"
 
 
-async def test_uncaught_exception_shows_the_traceback():
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_uncaught_exception_shows_the_traceback(interp):
     # --break-on-exception: an exception nobody catches stops in the agent's hook, after the stack has
     # unwound. The Python pane shows the traceback (parse first), the source its line; the C++ pane
     # folds the agent's frames.
     exc_py = PY / "agent_exceptions.py"
     raise_line = line_of(exc_py, "raise_valueerror")
-    app = make_app(program=str(_interp("debian-3.11") or _interp("pyenv-3.12")), args=[str(exc_py)], agent=True,
-                   python_target=True, break_on_exception=True)
+    app = make_app(program=str(_interp(interp)), args=[str(exc_py)], agent=True, python_target=True,
+                   break_on_exception=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await until_py_stop(pilot, "uncaught", raise_line)
         plist = app.query_one("#py-list")
@@ -425,3 +426,24 @@ async def test_frame_up_and_down_go_between_python_frames(interp):
         await pilot.press("greater_than_sign")  # nothing below the innermost frame
         await pilot.pause(0.2)
         assert on("c", "c_body")
+
+
+async def test_frame_keys_from_a_python_frame_on_to_the_c_code_it_calls(libfoo):
+    # A native breakpoint in C called through ctypes: choosing the Python caller, then > goes on down
+    # to the native frames below it (not stuck at the innermost Python frame); < comes back up.
+    if not DEBIAN_PY311.exists():
+        pytest.skip("this machine has no /usr/bin/python3.11")
+    mixed = PY / "agent_mixed.py"
+    app = make_app(program=str(DEBIAN_PY311), args=[str(mixed), str(libfoo)], python_target=True, ex=["break foo_add"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "foo_add"
+                    and app._py_thread(app.state) is not None, 60, "foo_add with the Python stack")
+        await pilot.press("2", "enter")
+        await until(pilot, lambda: app.py_sel == 0, 10, "compute() chosen")
+        level = app._py_thread(app.state).frames[0].native_level
+        assert app.state.selected_frame == level
+        app.query_one(SourceView).focus()
+        await pilot.press("greater_than_sign")
+        await until(pilot, lambda: app.py_sel is None and app.state.selected_frame == level - 1, 10, "the native frame below")
+        await pilot.press("less_than_sign")
+        await until(pilot, lambda: app.state.selected_frame == level and app.py_sel == 0, 10, "compute() again")

@@ -519,20 +519,15 @@ class PyAgent:
     async def resume(self) -> None:
         """Continue, cancelling a Python step that a native stop interrupted."""
         s = self._session()
-        if self.at_agent_stop() is not None:
-            async with self._agent_lock():
-                stop = self.at_agent_stop()
-                if stop is not None:
-                    await self._answer(stop, [{"op": "resume", "mode": P.M_CONTINUE}])
-                    self._interrupted_token = 0
-                    self._step_token = 0
-                    await s.cont()
-                    return
-        if self._interrupted_token and self.info.connected:
-            await self._write_ctl(0, 0)
-        self._interrupted_token = 0
-        self._step_token = 0
-        await s.cont()
+        async with self._agent_lock():  # after a request under way has had its answer
+            stop = self.at_agent_stop()
+            if stop is not None:
+                await self._answer(stop, [{"op": "resume", "mode": P.M_CONTINUE}])
+            elif self._interrupted_token and self.info.connected:
+                await self._write_ctl(0, 0)
+            self._interrupted_token = 0
+            self._step_token = 0
+            await s.cont()
 
     async def step_out_to_python(self) -> None:
         """From a native frame: run until control is back in the Python code that called it.
@@ -981,13 +976,14 @@ class PyAgent:
 
     async def _step(self, mode: str, frame: int, thread: str | None) -> None:
         s = self._session()
-        if self.at_agent_stop() is None:
-            st = s.state
-            if not st.is_stopped:
-                raise EngineError(f"cannot step: {s.process_description()}")
-            await self._step_from_native(mode, frame, thread)
-            return
+        # After a request under way has had its answer (the program runs for it meanwhile, unseen).
         async with self._agent_lock():
+            if self.at_agent_stop() is None:
+                st = s.state
+                if not st.is_stopped:
+                    raise EngineError(f"cannot step: {s.process_description()}")
+                await self._step_from_native(mode, frame, thread)
+                return
             await self._step_at_agent_stop(mode, frame, thread)
 
     async def _step_at_agent_stop(self, mode: str, frame: int, thread: str | None) -> None:
@@ -1142,7 +1138,12 @@ class PyAgent:
         return await asyncio.shield(task)
 
     async def _request_stopped_now(self, ops: list[dict], timeout: float) -> list[dict]:
+        from tuidbg.engine import cuda
+
         s = self._session()
+        if cuda.device_focus(s.state):
+            # The answer runs the host thread, which would take cuda-gdb's focus off the device thread.
+            raise EngineError("Python runs on the host: put the CUDA focus back on the host thread first")
         stop = self.at_agent_stop()
         if stop is None:
             raise EngineError("this needs the program stopped by the Python agent (a Python breakpoint or step)")
@@ -1231,10 +1232,16 @@ class PyAgent:
         except asyncio.TimeoutError:
             return None
 
+    async def _settled(self) -> None:
+        """Wait for a request under way (the program runs for it, unseen): the state is then the stop."""
+        async with self._agent_lock():
+            pass
+
     async def _push_bps(self) -> None:
         self._publish()
         if not self.info.connected:
             return
+        await self._settled()
         s = self._session()
         ops = [{"op": "set_bps", "bps": self._bp_defs()}]
         st = s.state
@@ -1255,6 +1262,7 @@ class PyAgent:
         if not self.info.connected:
             return
         ops = [dict(op="options", **self._opts)]
+        await self._settled()
         st = self._session().state
         if self.at_agent_stop(st) is not None:
             await self._request_stopped(ops)

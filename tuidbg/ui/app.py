@@ -190,6 +190,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._py_auto_done: set[int] = set()
         self._py_locals: dict[tuple, list[VarNode]] = {}
         self._py_locals_inflight: set[tuple] = set()
+        self._py_locals_epoch = 0  # bumped when Python ran in the program at a stop: older reads are stale
         self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
         self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
@@ -719,6 +720,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if key in self._py_locals_inflight:
             return  # (a fetch through the agent makes states of its own: one fetch per key)
         self._py_locals_inflight.add(key)
+        epoch = self._py_locals_epoch
         gen, tid, index = key
         ag = self._agent()
         from_agent = ag is not None and self._exception_stop(self.state) is not None
@@ -734,7 +736,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
             except EngineError as exc:
                 nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
             finally:
-                self._py_locals_inflight.discard(key)
+                if epoch == self._py_locals_epoch:
+                    self._py_locals_inflight.discard(key)
+            if epoch != self._py_locals_epoch:
+                return  # read before Python ran in the program (pyeval): a newer fetch has it
             if len(self._py_locals) > 64:
                 self._py_locals.clear()
             self._py_locals[key] = nodes
@@ -758,6 +763,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         """After Python code ran in the program at a stop (pyeval x = 5): read the locals and the
         watches again (they are kept per stop)."""
         self._py_locals.clear()
+        self._py_locals_inflight.clear()
+        self._py_locals_epoch += 1
         st = self.state
         self._update_locals(st)
         self.query_one(WatchPane).update_state(st, force=True, python=self._python_frame_ref(st))
@@ -1003,6 +1010,15 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if at is not None:
                 if 0 <= at + delta < len(shown):
                     self._choose_python(shown[at + delta])
+                    return
+                # past the last Python frame that way: on to the native frames beyond it (C code it
+                # calls, the process's start), never into the agent's own frames
+                level = shown[at].native_level
+                target = level + delta if level is not None else -1
+                if target < self._agent_top(st) or target >= len(st.frames):
+                    return
+                self.py_sel = None
+                self._select_frame(target)
                 return
         if not st.frames:
             return
