@@ -308,6 +308,29 @@ async def test_breakpoint_on_second_thread_stops_with_that_thread(make_session, 
 
 
 @pytest.mark.parametrize("python", INTERPRETERS)
+async def test_python_breakpoint_set_at_a_native_stop_is_in_force_for_the_next_line(make_session, python, libfoo):
+    # Stopped in C (a native breakpoint in the function a Python line calls through ctypes), a Python
+    # breakpoint on the very next line: continue stops there. (The agent's thread is let run alone
+    # first to apply the table; the program's own thread would otherwise run the line before it.)
+    s, ctl, out = await _start(make_session, python, MIXED, str(libfoo))
+    bp = await s.break_insert(function="foo_add")
+    await s.launch()
+    st = await ctl.wait_stop(STOP_TIMEOUT)
+    assert st.stop.reason == "breakpoint-hit" and st.frames[0].func == "foo_add"
+    after = line_of(MIXED, "after_ctypes")
+    await ctl.add_breakpoint(str(MIXED), after, temporary=True)
+    await s.break_delete(bp.number)
+    await ctl.resume()
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.func, stop.line) == (P.R_BREAKPOINT, "compute", after)
+    assert await ctl.evaluate("r") == "5"
+    assert ctl.breakpoints == ()  # temporary: gone once hit
+    await ctl.resume()
+    assert await _exit(s, ctl) == 0
+    assert b"result 50" in out
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
 async def test_native_breakpoint_then_back_to_python(make_session, python, libfoo):
     s, ctl, out = await _start(make_session, python, MIXED, str(libfoo))
     call = line_of(MIXED, "ctypes_call")

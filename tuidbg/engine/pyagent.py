@@ -61,6 +61,7 @@ EXTRA_STOP_GEN = "agent_stop_generation"  # the generation of the stop the user 
 EXTRA_NATIVE_STEP = "agent_native_step"  # the stop is "step into native" arriving in the C function
 
 REQUEST_TIMEOUT = 5.0
+TABLE_TIMEOUT = 1.0  # how long the agent's thread may take to apply a table while the others wait
 FIRST_TRY = 1.0  # answering with only the agent's thread running; then with every thread
 FIRST_READ = 4096 - 64  # the header and a typical stop in one read; larger ones take a second
 
@@ -354,6 +355,7 @@ class PyAgent:
         self._last_stop: AgentStop | None = None
         self._last_stop_gen = 0  # the state generation that _last_stop arrived with
         self._request_lock: asyncio.Lock | None = None  # made in the running loop (Python 3.9)
+        self._pending_table: asyncio.Future | None = None  # a breakpoint table sent at a native stop
         self._transient = 0
         self._transient_gens: set[int] = set()
         self._requests: dict[int, asyncio.Future] = {}
@@ -527,7 +529,43 @@ class PyAgent:
                 await self._write_ctl(0, 0)
             self._interrupted_token = 0
             self._step_token = 0
+            hidden = stop is None and await self._apply_pending_table()
             await s.cont()
+            if hidden:
+                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False))
+
+    async def _apply_pending_table(self) -> bool:
+        """At a native stop where Python breakpoints changed: let the agent's own thread run alone until
+        it has applied the new table (it answers over the socket), then stop it again. Without this the
+        program's threads run first, and a line right after the stop runs before the breakpoint is there.
+        If the thread cannot run (a stopped thread holds the GIL), the table applies as the program runs.
+        Returns whether the state is left marked transient (the caller's continue clears it)."""
+        fut, self._pending_table = self._pending_table, None
+        s = self._session()
+        st = s.state
+        if fut is None or fut.done() or not st.is_stopped or not self.info.connected:
+            return False
+        ctl = next((t.id for t in st.threads if t.lwp and t.lwp == self.info.control_native_id), None)
+        if ctl is None:
+            return False
+        old = await self._scheduler_locking()
+        self._transient_native += 1
+        s.set_state(st.with_extra(EXTRA_TRANSIENT, True))  # the short run and stop are not the user's
+        try:
+            await s.cmd("-gdb-set scheduler-locking on")
+            gen = s.state.generation
+            await s.cmd(f"-exec-continue --thread {ctl}")
+            try:
+                await asyncio.wait_for(asyncio.shield(fut), TABLE_TIMEOUT)
+            except asyncio.TimeoutError:
+                log.info("the agent's thread did not apply the breakpoints alone; they apply as the program runs")
+            if s.state.generation == gen:
+                await s.interrupt()
+                await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING, 10)
+        finally:
+            await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            self._transient_native -= 1
+        return True
 
     async def step_out_to_python(self) -> None:
         """From a native frame: run until control is back in the Python code that called it.
@@ -1251,9 +1289,12 @@ class PyAgent:
         elif st.is_running:
             replies = await self._request_running(ops)
         else:
-            # A native stop: the agent's thread applies the table as soon as the program continues.
+            # A native stop: the agent's thread applies the table when it runs; resume() lets it run
+            # alone first, so the table is in force before the next Python line.
             rid = next(self._req_ids)
-            self._requests[rid] = asyncio.get_running_loop().create_future()
+            fut = asyncio.get_running_loop().create_future()
+            self._requests[rid] = fut
+            self._pending_table = fut
             await self._send({"id": rid, "ops": ops})
         if replies:
             self._apply_statuses(_reply(replies, "set_bps").get("bps") or [])
