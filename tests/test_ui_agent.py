@@ -447,3 +447,27 @@ async def test_frame_keys_from_a_python_frame_on_to_the_c_code_it_calls(libfoo):
         await until(pilot, lambda: app.py_sel is None and app.state.selected_frame == level - 1, 10, "the native frame below")
         await pilot.press("less_than_sign")
         await until(pilot, lambda: app.state.selected_frame == level and app.py_sel == 0, 10, "compute() again")
+
+
+async def test_console_continue_after_a_python_breakpoint_set_at_a_native_stop(libfoo):
+    # Stopped in C called through ctypes; in the console: a Python breakpoint on the next line, then
+    # gdb's own "continue". It stops there (the breakpoint is in force before the program runs on).
+    python = _interp("debian-3.11") or _interp("pyenv-3.12")
+    if python is None:
+        pytest.skip("neither Debian's python3.11 nor pyenv's 3.12 is on this machine")
+    mixed = PY / "agent_mixed.py"
+    after = line_of(mixed, "after_ctypes")
+    app = make_app(program=str(python), args=[str(mixed), str(libfoo)], agent=True, python_target=True,
+                   ex=["break foo_add"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "foo_add",
+                    60, "foo_add")
+        await pilot.press("8")
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "console-input", 5, "the console")
+        native = next(b.number for b in app.state.breakpoints if not b.internal)
+        for cmd in (f"pybreak {mixed}:{after}", f"delete {native}", "continue"):
+            app.focused.value = cmd
+            await pilot.press("enter")
+            await pilot.pause(0.3)
+        stop = await until_py_stop(pilot, "breakpoint", after)
+        assert stop.func == "compute"

@@ -1335,6 +1335,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
                             and self.state.selected_thread != stop.thread_id):
                         log_w.write_lines([f"(in thread {stop.thread_id}, where the agent stopped: Python runs only there)"],
                                           style="note")
+                    if word in ("c", "cont", "continue") and len(cmd.split()) == 1 and self.state.is_stopped:
+                        # gdb's continue, through the agent: it answers its own stop, and a Python
+                        # breakpoint set at a native stop is in place before the program runs on
+                        await ag.resume()
+                        return
                     text = await ag.handle_console(cmd, ref.frame if ref is not None else 0)
                     if text is not None:
                         log_w.write_lines(text.splitlines() or [""])
