@@ -483,13 +483,18 @@ class TuidbgApp(App[int], inherit_bindings=False):
         return tb if tb is not None else live
 
     @staticmethod
-    def _exception_stop(state: DebuggerState):
-        """The agent's stop on an exception or a failed test, when its thread is the selected one."""
+    def _agent_stop_here(state: DebuggerState):
+        """The agent's stop, when the program is stopped there and its thread is the selected one."""
         stop = state.extras.get(pyagent.EXTRA_STOP)
-        if (isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.reason in pyagent.EXCEPTION_STOPS
-                and stop.frames and stop.thread_id == state.selected_thread):
+        if isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.thread_id == state.selected_thread:
             return stop
         return None
+
+    @classmethod
+    def _exception_stop(cls, state: DebuggerState):
+        """The agent's stop on an exception or a failed test, when its thread is the selected one."""
+        stop = cls._agent_stop_here(state)
+        return stop if stop is not None and stop.reason in pyagent.EXCEPTION_STOPS and stop.frames else None
 
     def _traceback_thread(self, state: DebuggerState, live):
         stop = self._exception_stop(state)
@@ -548,9 +553,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
         """The selected Python frame when the agent made this stop and a Python frame of its thread is
         selected (the watches are Python expressions there), else None."""
-        stop = state.extras.get(pyagent.EXTRA_STOP)
-        if (self.py_sel is None or not state.is_stopped or not isinstance(stop, pyagent.AgentStop)
-                or stop.thread_id != state.selected_thread or self._agent() is None):
+        if self.py_sel is None or self._agent_stop_here(state) is None or self._agent() is None:
             return None
         return PythonFrameRef(pyagent.stop_generation(state), state.selected_thread, self._agent_frame_index(state))
 
@@ -598,12 +601,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.query_one("#cpp-title", Static).update(Content(title), layout=False)
         self._update_python_frames(state, pt)
 
-    @staticmethod
-    def _agent_top(state: DebuggerState) -> int:
+    @classmethod
+    def _agent_top(cls, state: DebuggerState) -> int:
         """At a stop of tuidbg's agent, in the thread that stopped: how many native frames on top are
         the agent's (its stop function, ctypes, the agent's Python), above the user's innermost frame."""
-        stop = state.extras.get(pyagent.EXTRA_STOP)
-        if not (isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.thread_id == state.selected_thread):
+        if cls._agent_stop_here(state) is None:
             return 0
         ps = pystack.pystack_of(state)
         live = ps.thread(state.selected_thread) if ps is not None and ps.ok else None
