@@ -169,8 +169,40 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+SUBCOMMANDS = ("run", "attach", "core", "dump")
+
+
+def hoist_options(argv: list[str]) -> list[str]:
+    """``tuidbg --gdb X -ex CMD run -- ./a.out`` (gdb's habit: options first) means
+    ``tuidbg run --gdb X -ex CMD -- ./a.out``: shared options before the subcommand move after it."""
+    before: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in SUBCOMMANDS:
+            return [tok] + before + argv[i + 1 :] if before else argv
+        name = tok.split("=", 1)[0]
+        if name in _VALUE_OPTS and "=" not in tok:
+            if i + 1 >= len(argv):
+                raise UsageError(f"{tok} needs a value")
+            before += [tok, argv[i + 1]]
+            i += 2
+        elif name in _VALUE_OPTS or tok in _FLAG_OPTS:
+            before.append(tok)
+            i += 1
+        else:
+            break
+    if before:
+        word = argv[i] if i < len(argv) else ""
+        if not word:
+            raise UsageError(f"{' '.join(before)}: which command? (tuidbg run|attach|core|dump [options] ...)")
+        raise UsageError(f"{word!r} is not a tuidbg command; the forms are tuidbg run|attach|core|dump [options] ...")
+    return argv
+
+
 def _main(argv: list[str]) -> int:
     parser = build_parser()
+    argv = hoist_options(argv)
     if argv and argv[0] == "run":
         opts, target, module = split_run_argv(argv[1:])
         args = parser.parse_args(["run"] + opts)

@@ -49,6 +49,28 @@ def data_dirs(kind: str) -> list[Path]:
     return out
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists. One that cannot even be looked at (a folder without permission on the
+    way) is the user's to fix: one line, never a traceback."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror}); fix its permissions, or pass --config FILE") from exc
+    return True
+
+
+def _toml_files(d: Path) -> list[Path]:
+    """The ``*.toml`` files of a themes/keymaps folder (none when it does not exist)."""
+    if not _exists(d) or not d.is_dir():
+        return []
+    try:
+        return sorted(d.glob("*.toml"))
+    except OSError as exc:
+        raise UsageError(f"{d}: cannot list it ({exc.strerror}); fix its permissions") from exc
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as f:
@@ -69,7 +91,7 @@ class Settings:
 
 def load_settings(path: str | None = None) -> Settings:
     p = Path(path) if path else config_home() / "config.toml"
-    if not p.exists():
+    if not _exists(p):
         if path:
             raise UsageError(f"--config {path}: no such file")
         return Settings()
@@ -92,9 +114,7 @@ def theme_files() -> dict[str, Path]:
     """Theme name -> file; a user's theme overrides a shipped one of the same name."""
     found: dict[str, Path] = {}
     for d in reversed(data_dirs("themes")):
-        if not d.is_dir():
-            continue
-        for f in sorted(d.glob("*.toml")):
+        for f in _toml_files(d):
             try:
                 name = read_toml(f).get("name") or f.stem
             except UsageError:
@@ -116,7 +136,7 @@ def load_theme_data(path: Path) -> dict[str, Any]:
 def resolve_theme_name(name: str | None) -> str:
     if name is None:
         return DEFAULT_THEME
-    if name.endswith(".toml") and os.path.exists(name):
+    if name.endswith(".toml") and _exists(Path(name)):
         return str(load_theme_data(Path(name))["name"])
     themes = theme_files()
     from textual.theme import BUILTIN_THEMES
@@ -133,9 +153,7 @@ def resolve_theme_name(name: str | None) -> str:
 def keymap_files() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for d in reversed(data_dirs("keymaps")):
-        if not d.is_dir():
-            continue
-        for f in sorted(d.glob("*.toml")):
+        for f in _toml_files(d):
             found[f.stem] = f
     return found
 
@@ -152,7 +170,7 @@ def load_keymap(name: str | None, overrides: dict[str, str] | None = None) -> Ke
     name = name or DEFAULT_KEYMAP
     if name.endswith(".toml"):
         path = Path(name)
-        if not path.exists():
+        if not _exists(path):
             raise UsageError(f"--keymap {name}: no such file")
     else:
         files = keymap_files()

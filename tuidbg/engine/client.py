@@ -222,6 +222,14 @@ class MIClient:
     def pending_commands(self) -> list[str]:
         return [p.command for p in self._pending.values()]
 
+    def oldest_pending(self) -> tuple[int, str, float] | None:
+        """(token, command, monotonic time sent) of the command waiting longest, or None."""
+        if not self._pending:
+            return None
+        token = min(self._pending)
+        p = self._pending[token]
+        return token, p.command, p.sent_at
+
     async def close(self) -> None:
         await self.transport.close()
         if self._reader is not None:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tuidbg.agent import protocol as P
-from tuidbg.engine import mi
+from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, mark_internal
 
@@ -373,6 +373,9 @@ class PyAgent:
         self._stub_check_pending = False
         self._had_process = False
         self._conn = 0  # counts agent connections (one per process)
+        self._injection: tuple | None = None  # the agent's load queued in an attached process, until hello
+        self._shared = False  # the session's directory is shared with another user's process
+        self._stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
 
     # -- extension hooks ---------------------------------------------------------------------
 
@@ -667,6 +670,10 @@ class PyAgent:
         self._closing = True
         s = self.session
         try:
+            if s is not None and s.state.has_process and s.client is not None and s.client.alive:
+                if s.state.is_running and self._injection is not None and not self._conn:
+                    await s.interrupt()
+                await self._cancel_injection()
             if s is not None and self.info.connected and s.state.has_process:
                 if s.state.is_running:
                     await s.interrupt()
@@ -1412,6 +1419,7 @@ class PyAgent:
     async def _on_hello(self, msg: dict[str, Any]) -> None:
         self._hello = msg
         self._conn += 1
+        self._injection = None  # it ran
         await self._delete_stub_bp()
         self._step_token = self._interrupted_token = 0
         self._last_stop = None
@@ -1441,8 +1449,26 @@ class PyAgent:
         )
         self._publish()
 
+    def restore_bytes(self) -> dict[int, bytes]:
+        """The agent's stop function, as it was before gdb put its breakpoint there (for a session that
+        must leave the process without gdb's help: ``DebugSession.abandon``)."""
+        return dict(self._stub_code)
+
+    def abandon(self) -> None:
+        """Without gdb (hung or gone): tell the agent over its own socket to switch itself off. Synchronous:
+        the socket's transport sends at once when its buffer is empty."""
+        w = self._writer
+        if w is not None and not w.is_closing():
+            try:
+                w.write((json.dumps({"ops": [{"op": "detach"}]}) + "\n").encode())
+            except (OSError, RuntimeError):
+                pass
+
     async def _insert_stub_bp(self, addr: int) -> None:
         s = self._session()
+        pid = s.state.pid or self.config.pid
+        orig = rescue.read_memory(int(pid), addr, 4) if pid else None
+        self._stub_code = {addr: orig} if orig else {}
         try:
             bp = await s.break_insert(address=addr)
         except MIError as exc:
@@ -1495,42 +1521,75 @@ class PyAgent:
     async def _inject(self) -> None:
         s = self._session()
         pid = s.state.pid or self.config.pid
-        script = self._write_boot_script(pid)
+        self._share_with_target(pid)
         version = await self._target_hexversion()
         if version is not None and version >= 0x030E0000:
+            script = self._write_boot_script(pid)
             ok, why = await self._inject_pep768(script)
             if ok:
                 self._set_info(status="waiting", message="the agent starts at the main thread's next Python line")
                 return
             log.info("PEP 768 injection not possible (%s); using a pending call", why)
-        await self._inject_pending_call(script)
+        await self._inject_pending_call(self._boot_code())
         self._set_info(status="waiting", message="the agent starts when the main thread runs Python code")
 
+    def _boot_args(self) -> dict[str, str]:
+        return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT}
+
+    def _boot_code(self) -> str:
+        """The Python statement the target runs to load the agent: self-contained (it needs no file of this
+        session, which is gone once tuidbg detaches) and it can never raise. A pending call that fails
+        kills the program's main thread ("SystemError: error return without exception set"), so every
+        error is swallowed here; the boot script reports its own on the program's stderr."""
+        boot = os.path.join(BOOT_DIR, "attach.py")
+        args = self._boot_args()
+        return (
+            "try:\n"
+            f" exec(compile(open({boot!r}).read(), {boot!r}, 'exec'), "
+            f"{{'__name__': '_tuidbg_attach', 'TUIDBG_ARGS': {args!r}}})\n"
+            "except BaseException:\n"
+            " pass\n"
+        )
+
     def _write_boot_script(self, pid: int | None) -> str:
+        """3.14's PEP 768 runs a script file: the same statement, in this session's private directory."""
         assert self._dir is not None
         path = os.path.join(self._dir, f"attach-{pid}.py")
-        args = {"socket": self._sock_path, "token": self._token, "parent": TUIDBG_PARENT, "script": path}
-        boot = os.path.join(BOOT_DIR, "attach.py")
         with open(path, "w") as f:
-            # One expression statement: whatever namespace runs it (PEP 768 scripts, a pending call's
-            # exec), it binds no name there.
-            f.write(
-                "# tuidbg: loads tuidbg's agent into this process (written by tuidbg attach)\n"
-                f"exec(compile(open({boot!r}).read(), {boot!r}, 'exec'), "
-                f"{{'__name__': '_tuidbg_attach', 'TUIDBG_ARGS': {args!r}}})\n"
-            )
-        try:
-            other_user = os.stat(f"/proc/{pid}").st_uid != os.getuid()
-        except OSError:
-            other_user = False
-        if other_user:
-            # tuidbg (root) attaches to another user's process: that process must read the script and
-            # connect to the socket. The directory stays unlisted; the token guards the conversation.
-            os.chmod(self._dir, 0o711)
+            f.write("# tuidbg: loads tuidbg's agent into this process (written by tuidbg attach)\n")
+            f.write(self._boot_code())
+        if self._shared:
             os.chmod(path, 0o644)
+        return path
+
+    def _share_with_target(self, pid: int | None) -> None:
+        """tuidbg (root) attaching to another user's process: that process must read the boot script
+        and connect to the socket. The directory stays unlisted; the token guards the conversation."""
+        try:
+            self._shared = os.stat(f"/proc/{pid}").st_uid != os.getuid()
+        except OSError:
+            self._shared = False
+        if self._shared and self._dir:
+            os.chmod(self._dir, 0o711)
             if self._sock_path:
                 os.chmod(self._sock_path, 0o666)
-        return path
+
+    async def _cancel_injection(self) -> None:
+        """Before detaching from a process whose agent never said hello: the load queued in it must not
+        run once tuidbg is gone (it would find no debugger, or, before this fix, no boot file)."""
+        inj, self._injection = self._injection, None
+        if inj is None or self._conn:
+            return
+        s = self._session()
+        kind = inj[0]
+        try:
+            if kind == "pending":
+                # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
+                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {b'pass'.hex()}00")
+            elif kind == "pep768":
+                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {struct.pack('<i', 0).hex()}")
+        except (MIError, Timeout) as exc:
+            log.info("cancelling the agent's load: %s", exc)
 
     async def _target_hexversion(self) -> int | None:
         r = await self._session().cmd('-data-evaluate-expression "*(unsigned int*)&Py_Version"', check=False)
@@ -1538,14 +1597,17 @@ class PyAgent:
             return None  # no Py_Version: 3.10 or older
         return mi.to_int(r.get("value"))
 
-    async def _inject_pending_call(self, script: str) -> None:
+    async def _inject_pending_call(self, source: str) -> None:
         """3.9-3.13: Py_AddPendingCall(PyRun_SimpleString, page) as gdb inferior calls.
 
         The page comes from an inferior mmap (a plain system call: unlike malloc it takes no lock that a
-        frozen thread could hold). The pending call runs in the main thread at its next eval-breaker check.
+        frozen thread could hold) and holds ``source`` itself. The pending call runs in the main thread at
+        its next eval-breaker check; until the agent says hello, ``_cancel_injection`` can void it.
         """
         s = self._session()
-        code = f"exec(open({script!r}).read(), {{'__name__': '_tuidbg_attach'}})".encode() + b"\0"
+        code = source.encode() + b"\0"
+        if len(code) > 4096:
+            raise EngineError(f"the agent's boot statement is {len(code)} bytes, over one page")
         await s.cmd("-gdb-set unwindonsignal on", check=False)
         try:
             r = await s.cmd(
@@ -1563,6 +1625,7 @@ class PyAgent:
             )
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError("Py_AddPendingCall refused (its queue is full)")
+            self._injection = ("pending", page)
         finally:
             await s.cmd("-gdb-set unwindonsignal off", check=False)
 
@@ -1609,6 +1672,7 @@ class PyAgent:
             return False, "script path too long"
         await s.cmd(f"-data-write-memory-bytes {tstate + rds + path_off:#x} {path.hex()}")
         await s.cmd(f"-data-write-memory-bytes {tstate + rds + pend:#x} {struct.pack('<i', 1).hex()}")
+        self._injection = ("pep768", tstate + rds + pend)
         breaker = struct.unpack("<Q", await s.read_memory(tstate + eb, 8))[0]
         await s.cmd(f"-data-write-memory-bytes {tstate + eb:#x} {struct.pack('<Q', breaker | (1 << 5)).hex()}")
         return True, ""

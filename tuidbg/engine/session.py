@@ -20,7 +20,7 @@ import signal
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from tuidbg.engine import mi
+from tuidbg.engine import mi, rescue
 from tuidbg.engine.client import MIClient, Result
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout
 from tuidbg.engine.inferior_tty import InferiorTTY
@@ -36,6 +36,7 @@ from tuidbg.engine.state import (
     set_breakpoints,
 )
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
+from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -43,6 +44,8 @@ FRAME_PAGE = 64  # frames fetched per request
 CHILDREN_PAGE = 100  # var object children fetched per request
 START_TIMEOUT = 600.0  # loading a large executable's symbols can take minutes
 CMD_TIMEOUT = 30.0
+POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
+ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
 
 
 @dataclass
@@ -165,6 +168,12 @@ class DebugSession:
         self.gdbext_loaded = False
         self.loaded = False
         self.cuda_workaround_applied = False
+        # The program as a process: (pid, start time), known once it runs or is attached to; what
+        # close() releases or ends when gdb cannot do it.
+        self._target: tuple[int, int | None, bool] | None = None  # (pid, start time, stopped before us)
+        self.watchdog = GdbWatchdog(self._gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
+        self._activity_timer: asyncio.TimerHandle | None = None
+        self._detached = False  # gdb detached from the program itself (its breakpoints are out)
         from tuidbg.engine.extensions import default_extensions
 
         self.extensions: list[Any] = default_extensions(config)
@@ -375,6 +384,7 @@ class DebugSession:
             except MIError as exc:
                 raise StartupError(f"cannot start {cfg.program}: {exc.message}") from exc
         elif cfg.mode == "attach":
+            self._note_target(int(cfg.pid or 0))
             try:
                 await self.cmd(f"-target-attach {int(cfg.pid or 0)}", timeout=START_TIMEOUT)
             except MIError as exc:
@@ -433,6 +443,10 @@ class DebugSession:
 
     def _on_async(self, rec: mi.MIRecord) -> None:
         new = reduce(self._state, rec)
+        if new.pid and new.pid != self._state.pid:
+            self._note_target(new.pid)
+        if rec.kind == mi.NOTIFY and rec.cls == "library-loaded" and new.activity:
+            self._linger_activity(new.activity)
         if rec.kind == mi.EXEC and rec.cls == "stopped":
             if self.tty is not None:
                 self.tty.drain()
@@ -447,7 +461,44 @@ class DebugSession:
             return
         self.set_state(new)
 
+    def _note_target(self, pid: int) -> None:
+        info = rescue.proc_info(pid)
+        self._target = (pid, info.start_time if info else None, info is not None and info.state == "T")
+
+    def _linger_activity(self, activity: str) -> None:
+        """Library loads come in bursts while the program runs: their note leaves the status line a
+        moment after the last one (the reducer keeps it until the next run/stop record otherwise)."""
+        if self._activity_timer is not None:
+            self._activity_timer.cancel()
+
+        def clear() -> None:
+            self._activity_timer = None
+            if self._state.activity == activity:
+                self.set_state(replace(self._state, activity=""))
+
+        try:
+            self._activity_timer = asyncio.get_running_loop().call_later(ACTIVITY_LINGER, clear)
+        except RuntimeError:  # no loop (a reducer test feeding records by hand)
+            self._activity_timer = None
+
+    def _gdb_pid(self) -> int | None:
+        return self._transport.pid if self._transport is not None else None
+
+    def health(self) -> GdbHealth:
+        """Whether gdb answers (see ``tuidbg.engine.watchdog``)."""
+        return self.watchdog.check()
+
+    def wake_gdb(self) -> None:
+        """SIGCONT a stopped gdb."""
+        pid = self._gdb_pid()
+        if pid:
+            rescue.wake(pid)
+
     def _on_gdb_exit(self, err: GdbExited) -> None:
+        if not self._closing:
+            # gdb died under us (a crash, kill -9): what it had attached to must not stay stopped or
+            # carry its breakpoints; a program it started is ended (gdb's EXITKILL usually did).
+            self.abandon()
         if self.tty is not None:
             self.tty.drain()
         reason = err.reason
@@ -608,25 +659,92 @@ class DebugSession:
         if self._state.process is ProcessState.RUNNING:
             await self.interrupt()
         await self.cmd("-target-detach")
+        self._detached = True
         self.set_state(replace(self._state, process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))
 
-    async def close(self, how: str = "auto") -> None:
-        """End the session. how: "detach", "kill" or "auto" (detach if attached, else kill)."""
+    def _resolve_how(self, how: str) -> str:
+        if how == "auto":
+            return "detach" if self.config.mode == "attach" else "kill"
+        return how
+
+    async def close(self, how: str = "auto", polite: float = POLITE_CLOSE) -> None:
+        """End the session: detach from or kill the program (how: "detach", "kill", or "auto": detach
+        when attached, else kill), then end gdb.
+
+        Bounded, and it leaves nothing behind whatever happens, cancelled included: a gdb that does
+        not do it within ``polite`` seconds (hung, stopped, crashed) is killed, and the program is
+        then released (detach: running, untraced, without gdb's breakpoints) or ended (kill) from
+        /proc, without gdb (``tuidbg.engine.rescue``)."""
         self._closing = True
-        if self.client is not None and self.client.alive:
-            try:
-                if self._state.has_process:
-                    if how == "detach" or (how == "auto" and self.config.mode == "attach"):
-                        await self.detach()
-                    else:
-                        await self.kill()
-                await self.cmd("-gdb-exit", timeout=5, check=False)
-            except (EngineError, asyncio.TimeoutError):
-                pass
+        how = self._resolve_how(how)
+        try:
+            if self.client is not None and self.client.alive:
+                self.wake_gdb()  # a gdb stopped by SIGSTOP can still do it properly
+                try:
+                    await asyncio.wait_for(self._close_politely(how), polite)
+                except (EngineError, asyncio.TimeoutError, OSError) as exc:
+                    log.info("gdb did not close the session (%s); acting without it", exc)
+        finally:
+            self.abandon(how)
+            if self.client is not None:
+                try:
+                    await asyncio.wait_for(self.client.close(), 3)
+                except (asyncio.TimeoutError, Exception):
+                    pass
+            if self.tty is not None:
+                self.tty.close()
+
+    async def _close_politely(self, how: str) -> None:
+        if self._state.has_process:
+            if how == "detach":
+                await self.detach()
+            else:
+                await self.kill()
+        await self.cmd("-gdb-exit", timeout=5, check=False)
         if self.client is not None:
-            await self.client.close()
-        if self.tty is not None:
-            self.tty.close()
+            await self.client.wait_exit()
+
+    def abandon(self, how: str = "auto") -> str:
+        """End gdb without asking it, and see to the program: synchronous, bounded, safe to call from
+        anywhere (a signal's watchdog thread, gdb's death). Returns what became of the program.
+
+        detach: the program, stopped first so that no thread runs into a breakpoint meanwhile, gets its
+        code back from under gdb's breakpoints, tuidbg's extensions switch off what they put in it
+        (the Python agent, over its own socket), gdb is killed, and the program is continued, untraced.
+        kill: gdb is killed, and the program with it."""
+        self._closing = True
+        how = self._resolve_how(how)
+        gdb = self._gdb_pid()
+        gdb_alive = bool(gdb) and rescue.same_process(gdb, None)
+        target = self._target
+        tinfo = rescue.proc_info(target[0]) if target else None
+        # gdb's breakpoints may be in its code: gdb still holds it, or died holding it
+        ours = tinfo is not None and not self._detached and tinfo.tracer in (0, gdb)
+        if how == "detach" and target and ours and self.config.mode == "attach":
+            rescue.stop_process(target[0])
+            extra: dict[int, bytes] = {}
+            for ext in self.extensions:
+                extra.update(getattr(ext, "restore_bytes", lambda: {})())
+            n = rescue.restore_code(target[0], extra)
+            if n:
+                log.info("put back the code under %d breakpoint(s) gdb left in process %d", n, target[0])
+        if how == "detach":
+            for ext in self.extensions:
+                hook = getattr(ext, "abandon", None)
+                if hook is not None:
+                    try:
+                        hook()
+                    except Exception:
+                        log.exception("extension abandon failed")
+        if gdb_alive:
+            rescue.kill_gdb(gdb)
+        if target is None:
+            return "no program"
+        pid, start, was_stopped = target
+        if how == "detach":
+            return rescue.release(pid, start, leave_stopped=was_stopped)
+        rescue.end_program(pid, start)
+        return f"process {pid} ended"
 
     def write_program_input(self, data: bytes) -> None:
         if self.tty is not None:

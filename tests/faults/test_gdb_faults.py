@@ -1,0 +1,133 @@
+"""Faults of gdb itself, on real gdb and a real victim process: killed, stopped, hung mid-command.
+
+Whatever happens to gdb, the process tuidbg was asked to debug must come out of it unharmed
+(attach: running, untraced, no breakpoint left in its code) or ended (run), and no gdb, zombie or
+stopped process may be left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+
+import pytest
+from conftest import requires_gdb
+from helpers import PROGRAMS, compile_c, wait_for, wait_stopped
+
+from faults.procs import all_procs, answers, assert_clean, proc
+from tuidbg.engine import watchdog
+from tuidbg.engine.state import ProcessState
+
+pytestmark = requires_gdb
+
+
+@pytest.fixture(scope="module")
+def victim_prog(build_dir):
+    return compile_c(PROGRAMS / "victim.c", build_dir / "victim")
+
+
+@pytest.fixture
+def victim(victim_prog):
+    p = subprocess.Popen([str(victim_prog)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert p.stdout is not None
+    assert p.stdout.readline().startswith(b"ready")
+    yield p
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+
+
+async def _attach_running_with_breakpoint(victim, make_session):
+    s = await make_session(mode="attach", pid=victim.pid)
+    await s.launch()
+    await wait_stopped(s)
+    await s.break_insert(function="cold")
+    await s.cont()
+    await wait_for(lambda: s.state.is_running, 10, "the victim to run")
+    return s
+
+
+async def test_gdb_killed_while_attached_leaves_the_target_running_without_its_breakpoints(victim, make_session):
+    before = all_procs()
+    s = await _attach_running_with_breakpoint(victim, make_session)
+    gdb = s._gdb_pid()
+    os.kill(gdb, signal.SIGKILL)  # gdb dies with its int3 still in cold()
+    await wait_for(lambda: s.state.process is ProcessState.GDB_EXITED, 10, "gdb's death to be noticed")
+    assert_clean(before, (victim.pid,))
+    # the breakpoint's int3 is gone from cold(): calling it does not kill the victim with SIGTRAP
+    assert answers(victim, "cold 1"), f"the victim did not survive (exit {victim.poll()})"
+
+
+async def test_close_with_a_stopped_gdb_detaches_properly(victim, make_session):
+    before = all_procs()
+    s = await _attach_running_with_breakpoint(victim, make_session)
+    os.kill(s._gdb_pid(), signal.SIGSTOP)
+    await asyncio.wait_for(s.close(), 30)
+    assert_clean(before, (victim.pid,))
+    assert answers(victim, "cold 1")
+
+
+async def test_close_with_a_hung_gdb_releases_the_target_without_it(victim, make_session):
+    """gdb busy forever in a command (its Python sleeping): nothing it could be asked would be answered.
+    close() must give up on it, put the code under its breakpoint back, kill it and let the victim run."""
+    before = all_procs()
+    s = await _attach_running_with_breakpoint(victim, make_session)
+    hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
+    await asyncio.sleep(0.3)
+    await asyncio.wait_for(s.close(polite=2), 30)
+    hang.cancel()
+    assert_clean(before, (victim.pid,))
+    assert answers(victim, "cold 1"), f"the victim did not survive (exit {victim.poll()})"
+
+
+async def test_close_with_a_hung_gdb_in_run_mode_ends_the_program(make_session, victim_prog):
+    before = all_procs()
+    s = await make_session(mode="run", program=str(victim_prog))
+    await s.break_insert(function="cold")
+    await s.launch()
+    await wait_for(lambda: s.state.is_running and s.state.pid, 10, "the program to start")
+    pid = s.state.pid
+    asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
+    await asyncio.sleep(0.3)
+    await asyncio.wait_for(s.close(polite=2), 30)
+    assert proc(pid) is None or proc(pid).state == "Z"
+    assert_clean(before)
+
+
+async def test_watchdog_tells_busy_silent_and_stopped_gdb_apart(victim, make_session):
+    s = await make_session(mode="attach", pid=victim.pid)
+    await s.launch()
+    await wait_stopped(s)
+    assert s.health().kind == watchdog.OK
+    busy = asyncio.ensure_future(
+        s.cmd('-interpreter-exec console "python import time\\nt=time.time()\\nwhile time.time()-t<9: pass"', timeout=None)
+    )
+    await wait_for(lambda: s.health().kind == watchdog.BUSY, 10, "gdb to be seen busy")
+    await asyncio.sleep(watchdog.SILENT_AFTER + 1)
+    assert s.health().kind == watchdog.BUSY  # working: it uses CPU
+    await busy
+    silent = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(12)"', timeout=None))
+    await wait_for(lambda: s.health().kind == watchdog.SILENT, 15, "gdb to be seen silent")
+    h = s.health()
+    assert h.hung and "python import time" in h.command and "not answered" in h.describe()
+    await silent
+    assert s.health().kind == watchdog.OK
+    slow = asyncio.ensure_future(s.cmd("-thread-info", timeout=None))
+    await asyncio.sleep(0)
+    os.kill(s._gdb_pid(), signal.SIGSTOP)
+    await wait_for(lambda: s.health().kind == watchdog.STOPPED, 10, "gdb to be seen stopped")
+    s.wake_gdb()
+    await asyncio.wait_for(slow, 10)
+    assert s.health().kind == watchdog.OK
+
+
+async def test_library_activity_leaves_the_status_once_loading_is_over(make_session, victim_prog):
+    s = await make_session(mode="run", program=str(victim_prog))
+    seen = []
+    s.on_state(lambda st: seen.append(st.activity))
+    await s.launch()
+    await wait_for(lambda: any(a.startswith("loading ") for a in seen), 10, "a library load to show")
+    await wait_for(lambda: s.state.activity == "", 10, "the loading note to go")
+    assert s.state.is_running

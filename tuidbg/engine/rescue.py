@@ -1,0 +1,279 @@
+"""Leaving nothing behind when gdb cannot be asked to: processes read and mended from ``/proc``.
+
+gdb normally cleans up after itself: it removes its breakpoints and resumes an attached process
+when it detaches, and a program it started dies with it (gdb sets ``PTRACE_O_EXITKILL`` on the
+processes it starts). When gdb hangs or crashes that does not happen, and what is left can harm
+the process tuidbg was asked to look at:
+
+- its breakpoint instructions (``int3``) stay in the code of a process that runs without a
+  debugger: the next thread to reach one dies of SIGTRAP;
+- a process that gdb had stopped stays stopped (state ``T``) after the kernel detaches it;
+- a program tuidbg started could outlive a gdb that did not take it down.
+
+The functions here need no gdb: they read ``/proc/PID/{stat,status,maps,pagemap}`` and write
+``/proc/PID/mem`` (allowed to whoever could ptrace the process, which gdb could). Only bytes that
+hold a breakpoint instruction now and something else in the file the code was mapped from are
+written back, and only in pages that were copied on write (gdb's writes copy the page): a
+program's own code is never touched.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import signal
+import struct
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+log = logging.getLogger("tuidbg.engine")
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+# The breakpoint instruction gdb writes, per architecture.
+BREAK_INSN = {"x86_64": b"\xcc", "amd64": b"\xcc", "i686": b"\xcc", "aarch64": b"\x00\x00\x20\xd4"}
+MAX_SCAN = 256 * 1024 * 1024  # bytes of copied-on-write code compared when pagemap cannot narrow it
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    pid: int
+    state: str  # one letter: R S D T t Z X
+    ppid: int
+    start_time: int  # clock ticks after boot: with the pid, names one process for good
+    tracer: int  # 0: not traced
+
+
+def proc_info(pid: int) -> ProcInfo | None:
+    """What /proc says of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("utf-8", "replace")
+        tracer = 0
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("TracerPid:"):
+                    tracer = int(line.split()[1])
+                    break
+    except (OSError, ValueError, IndexError):
+        return None
+    rest = stat[stat.rfind(")") + 2 :].split()  # (the command name may hold spaces and parentheses)
+    try:
+        return ProcInfo(pid=pid, state=rest[0], ppid=int(rest[1]), start_time=int(rest[19]), tracer=tracer)
+    except (IndexError, ValueError):
+        return None
+
+
+def cpu_ticks(pid: int) -> int | None:
+    """User + system CPU time of a process, in clock ticks (None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("utf-8", "replace")
+        rest = stat[stat.rfind(")") + 2 :].split()
+        return int(rest[11]) + int(rest[12])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def same_process(pid: int, start_time: int | None) -> bool:
+    info = proc_info(pid)
+    return info is not None and info.state not in ("Z", "X") and (start_time is None or info.start_time == start_time)
+
+
+def _wait(pred, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def kill_gdb(pid: int, timeout: float = 3.0) -> bool:
+    """SIGKILL (works on a stopped gdb too); True once it is gone or a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).state in ("Z", "X"), timeout)
+
+
+def wake(pid: int) -> None:
+    """SIGCONT a process stopped by SIGSTOP (gdb frozen by hand, say), so that it can be asked again."""
+    info = proc_info(pid)
+    if info is not None and info.state == "T":
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+def _maps(pid: int) -> list[tuple[int, int, int, str]]:
+    """Executable mappings backed by a file: (start, end, file offset, path)."""
+    out = []
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 6 or "x" not in parts[1]:
+                    continue
+                path = parts[5].strip()
+                if not path.startswith("/") or path.endswith(" (deleted)"):
+                    continue
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi, int(parts[2], 16), path))
+    except OSError:
+        return []
+    return out
+
+
+def _copied_pages(pid: int, lo: int, hi: int) -> list[int] | None:
+    """Pages of [lo, hi) that are present and no longer the file's (copied on write), or None when
+    pagemap cannot be read (then every page is compared)."""
+    n = (hi - lo) // PAGE
+    try:
+        with open(f"/proc/{pid}/pagemap", "rb") as f:
+            f.seek((lo // PAGE) * 8)
+            data = f.read(n * 8)
+    except OSError:
+        return None
+    if len(data) != n * 8:
+        return None
+    pages = []
+    for i, (entry,) in enumerate(struct.iter_unpack("<Q", data)):
+        present = entry >> 63 & 1
+        file_page = entry >> 61 & 1
+        if present and not file_page:
+            pages.append(lo + i * PAGE)
+    return pages
+
+
+def restore_code(pid: int, extra: Mapping[int, bytes] | None = None) -> int:
+    """Write back the code bytes under breakpoints a vanished gdb left in a process. Returns how many
+    breakpoints were removed. ``extra`` maps addresses outside mapped files (code a program made, such
+    as tuidbg's agent's stop function) to their original bytes."""
+    insn = BREAK_INSN.get(platform.machine().lower())
+    if insn is None:
+        return 0
+    fixed = 0
+    try:
+        mem = os.open(f"/proc/{pid}/mem", os.O_RDWR)
+    except OSError as exc:
+        log.info("cannot open the memory of process %d: %s", pid, exc)
+        return 0
+    try:
+        budget = MAX_SCAN
+        for lo, hi, off, path in _maps(pid):
+            pages = _copied_pages(pid, lo, hi)
+            if pages is None:
+                if hi - lo > budget:
+                    continue
+                budget -= hi - lo
+                pages = list(range(lo, hi, PAGE))
+            if not pages:
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                for page in pages:
+                    fixed += _restore_page(mem, fd, page, off + (page - lo), insn)
+            finally:
+                os.close(fd)
+        for addr, orig in (extra or {}).items():
+            try:
+                now = os.pread(mem, len(orig), addr)
+            except OSError:
+                continue
+            if now[: len(insn)] == insn and orig[: len(insn)] != insn:
+                os.pwrite(mem, orig[: len(insn)], addr)
+                fixed += 1
+    finally:
+        os.close(mem)
+    return fixed
+
+
+def _restore_page(mem: int, fd: int, page: int, file_off: int, insn: bytes) -> int:
+    try:
+        now = os.pread(mem, PAGE, page)
+        orig = os.pread(fd, PAGE, file_off)
+    except OSError:
+        return 0
+    n = min(len(now), len(orig))
+    fixed = 0
+    start = 0
+    while True:
+        i = now.find(insn, start, n)
+        if i < 0:
+            return fixed
+        start = i + 1
+        if orig[i : i + len(insn)] != insn:
+            try:
+                os.pwrite(mem, orig[i : i + len(insn)], page + i)
+                fixed += 1
+            except OSError:
+                return fixed
+
+
+def stop_process(pid: int) -> None:
+    """SIGSTOP: no thread runs into a breakpoint while its bytes are put back."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except OSError:
+        pass
+
+
+def read_memory(pid: int, addr: int, size: int) -> bytes | None:
+    try:
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.pread(fd, size, addr)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def release(pid: int, start_time: int | None, leave_stopped: bool = False, timeout: float = 3.0) -> str:
+    """After its tracer is gone: make sure an attached process runs, untraced (unless it was stopped
+    before tuidbg came: then it stays as it was). Returns what was done."""
+    if not same_process(pid, start_time):
+        return f"process {pid} is gone"
+    _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).tracer == 0, timeout)
+    info = proc_info(pid)
+    if info is None:
+        return f"process {pid} is gone"
+    if info.tracer:
+        return f"process {pid} is still traced by process {info.tracer}"
+    for _ in range(0 if leave_stopped else 3):
+        info = proc_info(pid)
+        if info is None or info.state not in ("T", "t"):
+            break
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            break
+        _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).state not in ("T", "t"), 0.5)
+    info = proc_info(pid)
+    if info is None:
+        return f"process {pid} is gone"
+    if info.state in ("T", "t"):
+        return f"process {pid} stays stopped, as it was before tuidbg" if leave_stopped else f"process {pid} is still stopped"
+    return f"process {pid} runs on, untraced"
+
+
+def end_program(pid: int, start_time: int | None, timeout: float = 3.0) -> None:
+    """A program tuidbg started, after gdb is gone: it must not live on (gdb's EXITKILL usually saw to it)."""
+    if not same_process(pid, start_time):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        return
+    _wait(lambda: not same_process(pid, start_time), timeout)
