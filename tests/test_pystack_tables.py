@@ -19,7 +19,7 @@ import json, sys
 W = sys.modules["tuidbg_gdbext.cpython_walk"]
 G = sys.modules["tuidbg_gdbext.gdb_target"]
 t = G.GdbTarget()
-dwarf = t.dwarf_offsets(W.L.DWARF_FIELDS, t.symbol("_PyEval_EvalFrameDefault"))
+dwarf = t.dwarf_offsets(sys.modules["tuidbg_gdbext.cpython_layouts"].DWARF_FIELDS, t.symbol("_PyEval_EvalFrameDefault"))
 out = {"dwarf": dwarf}
 if t.read(t.symbol("_PyRuntime"), 8) == b"xdebugpy":
     class NoDwarf(G.GdbTarget):

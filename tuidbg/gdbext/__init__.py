@@ -3,9 +3,15 @@
 Only the standard library and gdb's module: gdb's Python may be older than the
 one running tuidbg (keep the syntax Python 3.6 can read).
 
-``cpython_walk``, ``cpython_layouts`` and ``elfsyms`` do not import gdb, so
-tuidbg's front end imports them too (the MI-memory backend for a gdb without
-Python).
+The walker (``cpython_walk`` and the ``cpython_*`` modules it is made of) and
+``elfsyms`` do not import gdb, so tuidbg's front end imports them too (the
+MI-memory backend for a gdb without Python).
+
+Layers, each importing only the ones below it: ``elfsyms``, ``cpython_layouts``,
+``cpython_mem``, ``cpython_lines`` < ``cpython_interp`` < ``cpython_native``,
+``cpython_values`` < ``cpython_walk`` < ``gdb_target`` < ``pystack_cmds``,
+``commands`` < this package's ``register``. Modules import their siblings by name
+(``from .cpython_mem import ...``), never the package itself.
 """
 
 

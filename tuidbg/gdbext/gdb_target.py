@@ -9,7 +9,7 @@ import re
 
 import gdb
 
-from . import cpython_walk as W
+from .cpython_mem import GdbThread, NativeFrame, ReadError, Target
 
 _INFO_FILES_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+) - (0x[0-9a-fA-F]+) is (\S+)(?: in (.+?))?\s*$")
 _SHLIB_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(?:Yes|No)(?: \(\*\))?\s+(/.+?)\s*$")
@@ -53,7 +53,7 @@ class KeepSelection(object):
         return False
 
 
-class GdbTarget(W.Target):
+class GdbTarget(Target):
     def __init__(self):
         self.inferior = gdb.selected_inferior()
         self._symbols = {}
@@ -66,9 +66,9 @@ class GdbTarget(W.Target):
         try:
             return bytes(self.inferior.read_memory(addr, size))
         except gdb.MemoryError as exc:
-            raise W.ReadError(addr, size, str(exc))
+            raise ReadError(addr, size, str(exc))
         except (gdb.error, OverflowError, ValueError) as exc:
-            raise W.ReadError(addr, size, str(exc))
+            raise ReadError(addr, size, str(exc))
 
     def symbol(self, name):
         if name in self._symbols:
@@ -169,7 +169,7 @@ class GdbTarget(W.Target):
                 name = _str(t.name)
             except (gdb.error, RuntimeError):
                 pass
-            out.append(W.GdbThread(str(t.global_num), lwp or pid, pthread, name))
+            out.append(GdbThread(str(t.global_num), lwp or pid, pthread, name))
         return out
 
     def _find(self, gthread):
@@ -203,7 +203,7 @@ class GdbTarget(W.Target):
             return
         level = 0
         while isinstance(f, gdb.Frame):
-            yield W.NativeFrame(level, get_name=_namer(f), get_sp=_sper(f))
+            yield NativeFrame(level, get_name=_namer(f), get_sp=_sper(f))
             try:
                 f = f.older()
             except gdb.error:

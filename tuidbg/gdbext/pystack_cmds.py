@@ -35,13 +35,13 @@ except ImportError:  # a gdb built against a Python without zlib
 
 import gdb
 
-from . import cpython_walk as W
+from .cpython_walk import DEFAULT_MAX_FRAMES, Interpreter, NoPython, ReadError, StopCache, WalkError, locals_result, result_dict, walk
 from .gdb_target import GdbTarget, KeepSelection
 
 JSON_MARK = "@@tuidbg-json "
 JSONZ_MARK = "@@tuidbg-jsonz "
 
-_state = {"interp": None, "cache": W.StopCache(), "connected": False}
+_state = {"interp": None, "cache": StopCache(), "connected": False}
 
 
 def _invalidate_stop(*_args):
@@ -79,10 +79,10 @@ def _connect_events():
 def _interpreter(runtime_from):
     """The located runtime and its offsets; kept until an object file comes or goes."""
     if runtime_from != "auto":
-        return W.Interpreter(GdbTarget(), runtime_from)
+        return Interpreter(GdbTarget(), runtime_from)
     ip = _state["interp"]
     if ip is None:
-        ip = W.Interpreter(GdbTarget())
+        ip = Interpreter(GdbTarget())
         _state["interp"] = ip
     return ip
 
@@ -142,23 +142,23 @@ def pystack(argv):
     try:
         with KeepSelection():
             ip = _interpreter(runtime_from)
-            w, recs = W.walk(
+            w, recs = walk(
                 ip.target,
                 ip,
                 _state["cache"],
                 thread=opts.get("tid"),
-                max_frames=opts.get("max") or W.DEFAULT_MAX_FRAMES,
+                max_frames=opts.get("max") or DEFAULT_MAX_FRAMES,
                 native=native,
                 native_depth=opts.get("native-depth") or 100000,
             )
-    except W.NoPython as exc:
+    except NoPython as exc:
         return {"v": 1, "status": "no-python", "reason": str(exc)}
-    except W.WalkError as exc:
+    except WalkError as exc:
         return {"v": 1, "status": "error", "reason": str(exc)}
-    except W.ReadError as exc:
+    except ReadError as exc:
         return {"v": 1, "status": "error", "reason": "cannot read the program's memory: %s" % exc}
     t1 = time.perf_counter()
-    res = W.result_dict(ip, recs)
+    res = result_dict(ip, recs)
     res["status"] = "ok"
     res["stats"] = {"walk_ms": round((t1 - t0) * 1000, 3), "reads": w.mem.reads}
     return res
@@ -176,17 +176,17 @@ def pylocals(argv):
     try:
         with KeepSelection():
             return _pylocals(opts)
-    except W.NoPython as exc:
+    except NoPython as exc:
         return {"v": 1, "status": "no-python", "reason": str(exc)}
-    except W.WalkError as exc:
+    except WalkError as exc:
         return {"v": 1, "status": "error", "reason": str(exc)}
-    except (W.ReadError, ValueError) as exc:
+    except (ReadError, ValueError) as exc:
         return {"v": 1, "status": "error", "reason": "cannot read the frame's locals: %s" % exc}
 
 
 def _pylocals(opts):
     ip = _interpreter("auto")
-    return W.locals_result(ip, _state["cache"], opts["tid"], opts["index"],
+    return locals_result(ip, _state["cache"], opts["tid"], opts["index"],
                            max_items=opts.get("max-items") or 10, max_str=opts.get("max-str") or 200)
 
 
