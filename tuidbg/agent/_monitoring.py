@@ -28,6 +28,7 @@ import types
 
 from . import protocol as P
 from ._lines import canon, nested_codes
+from ._registry import AGENT_PREFIX, run_by_agent as _run_by_agent
 
 mon = sys.monitoring
 E = mon.events
@@ -353,21 +354,5 @@ class MonitoringBackend(object):
 _GEN_TYPES = {types.GeneratorType: "gi_code", types.CoroutineType: "cr_code", types.AsyncGeneratorType: "ag_code"}
 
 
-def _agent_prefix():
-    from .core import _AGENT_PREFIX
-
-    return _AGENT_PREFIX
-
-
-def _run_by_agent(frame):
-    """The agent's code or code it calls: the program's frames never run below the agent's."""
-    prefix = _agent_prefix()
-    while frame is not None:
-        if frame.f_code.co_filename.startswith(prefix):
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _is_agent(frame):
-    return frame.f_code.co_filename.startswith(_agent_prefix())
+    return frame.f_code.co_filename.startswith(AGENT_PREFIX)

@@ -31,6 +31,7 @@ import threading
 
 from . import protocol as P
 from ._framefilter import FrameFilter, FrameFilterError, available as _filter_available
+from ._registry import AGENT_PREFIX, run_by_agent as _run_by_agent
 
 
 class _CrossThread(object):
@@ -275,7 +276,7 @@ class SettraceBackend(object):
         code = frame.f_code
         agent = self.agent
         tracer = None
-        if not code.co_filename.startswith(_agent_prefix()):
+        if not code.co_filename.startswith(AGENT_PREFIX):
             if agent.bp_lines_for_code(code):
                 tracer = self._l
             elif agent.opts["raise"]:
@@ -362,7 +363,7 @@ class SettraceBackend(object):
         if event != "c_call":
             return
         if (st.mode == P.M_NATIVE and not st.native_reported
-                and not frame.f_code.co_filename.startswith(_agent_prefix()) and self.agent.step_alive(st)):
+                and not frame.f_code.co_filename.startswith(AGENT_PREFIX) and self.agent.step_alive(st)):
             self.agent.native_call(st, frame, arg)
 
     # -- stepping ---------------------------------------------------------------------------------
@@ -426,21 +427,3 @@ class SettraceBackend(object):
                 sys.settrace(None)
 
 
-def _run_by_agent(frame):
-    """Whether ``frame`` is the agent's own code or code the agent calls (ctypes, os.path, ...).
-
-    The program's frames are never called by the agent (it stops above them), so a step into must
-    not end in a library function that the agent itself runs, e.g. from the frame filter's callback."""
-    prefix = _agent_prefix()
-    f = frame
-    while f is not None:
-        if f.f_code.co_filename.startswith(prefix):
-            return True
-        f = f.f_back
-    return False
-
-
-def _agent_prefix():
-    from .core import _AGENT_PREFIX
-
-    return _AGENT_PREFIX

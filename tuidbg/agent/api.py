@@ -13,6 +13,7 @@ otherwise add the directory holding tuidbg's package to PYTHONPATH).
 import os
 import sys
 
+from . import _registry
 from . import protocol as P
 
 _warned = set()
@@ -21,9 +22,7 @@ _warned = set()
 def set_trace(*args, **kwargs):
     """Stop here in tuidbg if it is attached; otherwise say so on stderr (or wait) and go on."""
     frame = sys._getframe(1)
-    from . import core
-
-    agent = core.active()
+    agent = _registry.active()
     if agent is None:
         where = "%s:%s" % (frame.f_code.co_filename, frame.f_lineno)
         mode = os.environ.get(P.ENV_ON_BREAK, "").strip().lower()
@@ -31,7 +30,7 @@ def set_trace(*args, **kwargs):
             sys.stderr.write("tuidbg: breakpoint at %s: waiting for the debugger (tuidbg attach %d)\n"
                              % (where, os.getpid()))
             sys.stderr.flush()
-            agent = core.wait_for()
+            agent = _registry.wait_for()
         else:
             if where not in _warned:
                 _warned.add(where)

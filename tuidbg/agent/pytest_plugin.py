@@ -7,6 +7,7 @@ started by the tests themselves do not inherit it.
 
 import os
 
+from . import _registry
 from . import protocol as P
 
 ENV_ORIG = "TUIDBG_AGENT_ORIG_PYTEST_PLUGINS"  # absent: PYTEST_PLUGINS was not set
@@ -25,9 +26,7 @@ def pytest_configure(config):
 
 def pytest_exception_interact(node, call, report):
     """A test failed (or errored): with --break-on-failure, stop with its frames and the exception."""
-    from . import core
-
-    agent = core.active()
+    agent = _registry.active()
     if agent is None or not agent.opts.get("failure"):
         return
     excinfo = getattr(call, "excinfo", None)
