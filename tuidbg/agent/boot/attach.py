@@ -13,20 +13,12 @@ def _tuidbg_attach(args):
     import sys
 
     parent = args["parent"]
-
-    class TuidbgFinder(object):
-        """Finds the package ``tuidbg`` in tuidbg's own installation, and nothing else."""
-
-        def find_spec(self, name, path=None, target=None):
-            if name != "tuidbg":
-                return None
-            import importlib.machinery
-
-            return importlib.machinery.PathFinder.find_spec(name, [parent])
-
-    if not any(type(f).__name__ == "TuidbgFinder" for f in sys.meta_path):
-        sys.meta_path.insert(0, TuidbgFinder())
     try:
+        finder = os.path.join(parent, "tuidbg", "agent", "boot", "_tuidbg_finder.py")
+        ns = {"__name__": "_tuidbg_finder"}
+        with open(finder) as f:
+            exec(compile(f.read(), finder, "exec"), ns)
+        ns["install"](parent)
         from tuidbg.agent import core
 
         core.start(args["socket"], args["token"], "attach")

@@ -11,24 +11,20 @@ Under ``tuidbg run``, and after ``tuidbg attach``, plain ``breakpoint()`` and
 ``import tuidbg; tuidbg.breakpoint()`` work without this.
 """
 
-import importlib.machinery
 import os
-import sys
-
-_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-class TuidbgFinder(object):
-    """Finds the package ``tuidbg`` in tuidbg's own installation, and nothing else."""
+def _install_finder():
+    agent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    finder = os.path.join(agent, "boot", "_tuidbg_finder.py")
+    ns = {"__name__": "_tuidbg_finder"}
+    with open(finder) as f:
+        exec(compile(f.read(), finder, "exec"), ns)
+    ns["install"](os.path.dirname(os.path.dirname(agent)))
 
-    def find_spec(self, name, path=None, target=None):
-        if name != "tuidbg":
-            return None
-        return importlib.machinery.PathFinder.find_spec(name, [_PARENT])
 
-
-if not any(type(f).__name__ == "TuidbgFinder" for f in sys.meta_path):
-    sys.meta_path.insert(0, TuidbgFinder())
+_install_finder()
+del _install_finder
 
 from tuidbg.agent.api import breakpoint, set_trace  # noqa: E402
 
