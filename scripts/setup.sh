@@ -115,4 +115,5 @@ if [ $want_test = 1 ]; then
         fi
     fi
 fi
+[ $want_test = 1 ] && { bash scripts/build-cpython314.sh || say "CPython 3.14 could not be built: the 3.14 tests will say so"; }
 say "ready"
