@@ -52,6 +52,40 @@ def pyenv_python(minor: str) -> Path | None:
     return max(cands)[1] if cands else None
 
 
+# scripts/build-cpython314.sh's builds (cached outside the checkout): build name -> interpreter
+CPYTHON314_CACHE = Path(
+    os.environ.get("TUIDBG_CPYTHON314_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "tuidbg" / "cpython-3.14"
+)
+CPYTHON314_BUILDS = {"3.14": ("default", "python3.14"), "3.14-stripped": ("stripped", "python3.14"),
+                     "3.14t": ("freethreaded", "python3.14t")}
+
+
+def cpython314(build: str) -> Path | None:
+    """The interpreter of a 3.14 build ("3.14", "3.14-stripped", "3.14t") by scripts/build-cpython314.sh, or None."""
+    sub, exe = CPYTHON314_BUILDS[build]
+    path = CPYTHON314_CACHE / sub / "bin" / exe
+    return path if path.exists() and (CPYTHON314_CACHE / sub / ".tuidbg-built").exists() else None
+
+
+def cpython314_missing(build: str) -> str:
+    """Why ``cpython314(build)`` is None: the build script's own reason when it skipped."""
+    status = CPYTHON314_CACHE / "STATUS"
+    why = status.read_text().strip() if status.exists() else ""
+    if why.startswith("skipped: "):
+        return f"no CPython {build} build: scripts/build-cpython314.sh {why}"
+    return f"no CPython {build} build in {CPYTHON314_CACHE} (run scripts/build-cpython314.sh)"
+
+
+def cpython314_param(build: str):
+    """A 3.14 build as a pytest parameter (id "cpython-<build>"), skipped with the reason where absent."""
+    import pytest
+
+    exe = cpython314(build)
+    return pytest.param(exe, id=f"cpython-{build}",
+                        marks=pytest.mark.skipif(exe is None, reason=cpython314_missing(build)))
+
+
 def stripped_libpython(minor: str, build_dir: Path) -> tuple[Path, dict[str, str]] | None:
     """pyenv's python ``minor`` run against a copy of its libpython with the DWARF stripped.
 

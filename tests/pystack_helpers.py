@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from helpers import DEBIAN_PY311, PROGRAMS, has_dwarf, pyenv_python, stripped_libpython
+from helpers import DEBIAN_PY311, PROGRAMS, cpython314, cpython314_missing, has_dwarf, pyenv_python, stripped_libpython
 
 PY_PROGRAMS = PROGRAMS / "py"
 TORCH_PYTHON = Path(__file__).resolve().parents[1] / ".venv-torch" / "bin" / "python"
@@ -20,10 +21,14 @@ INTERPRETERS = [
     ("pyenv-3.11", "pyenv", "dwarf"),
     ("pyenv-3.12", "pyenv", "dwarf"),
     ("pyenv-3.13", "pyenv", "dwarf"),
-    ("pyenv-3.14", "pyenv", "debug_offsets"),
     ("debian-3.11", "debian", "table"),
     ("stripped-3.12", "stripped", "table"),
     ("stripped-3.13", "stripped", "debug_offsets"),
+    # scripts/build-cpython314.sh's builds (the default one falls back to pyenv's 3.14); with
+    # DWARF in libpython the walker takes it over _Py_DebugOffsets, as on 3.9-3.13
+    ("cpython-3.14", "cpython314", "dwarf"),
+    ("cpython-3.14-stripped", "cpython314", "debug_offsets"),
+    ("cpython-3.14t", "cpython314", "dwarf"),
 ]
 
 
@@ -33,7 +38,8 @@ class Interp:
         self.exe = exe
         self.env = env
         self.offsets = offsets
-        self.minor = int(name.rsplit(".", 1)[1])
+        self.minor = int(re.search(r"3\.(\d+)", name).group(1))
+        self.free_threaded = name.endswith("t")
 
     def __repr__(self) -> str:
         return f"Interp({self.name})"
@@ -52,6 +58,18 @@ def resolve(name: str, build_dir: Path) -> Interp:
     """The interpreter for a parameter id, or a pytest skip naming what this machine lacks."""
     kind, offsets = next((k, o) for n, k, o in INTERPRETERS if n == name)
     minor = name.rsplit("-", 1)[1]
+    if kind == "cpython314":
+        build = name[len("cpython-"):]
+        exe = cpython314(build)
+        if exe is None and build == "3.14":
+            exe = pyenv_python("3.14")
+        if exe is None:
+            pytest.skip(cpython314_missing(build))
+        if build != "3.14-stripped":
+            lib = exe.parent.parent / "lib" / f"libpython{build}.so.1.0"
+            if not has_dwarf(lib if lib.exists() else exe):
+                pytest.skip(f"CPython {build} at {exe} was built without debug info")
+        return Interp(name, exe, {}, offsets)
     if kind == "pyenv":
         exe = pyenv_python(minor)
         if exe is None:

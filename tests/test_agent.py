@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, REPO, compile_c, debian_py311_param, line_of, pyenv_python
+from helpers import (
+    DEBIAN_PY311,
+    PROGRAMS,
+    REPO,
+    compile_c,
+    cpython314_param,
+    debian_py311_param,
+    line_of,
+    pyenv_python,
+)
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import pyagent
@@ -40,14 +49,14 @@ STOP_TIMEOUT = 60
 
 def _interpreters():
     out = []
-    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14"):
+    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
         py = pyenv_python(minor)
-        if minor == "3.14" and py is None:
-            continue  # not on this machine; nothing to report for a version that may not exist yet
         out.append(
             pytest.param(py, id=f"pyenv-{minor}", marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine"))
         )
     out.append(debian_py311_param())
+    # scripts/build-cpython314.sh's builds: with debug info, stripped, free-threaded
+    out.extend(cpython314_param(b) for b in ("3.14", "3.14-stripped", "3.14t"))
     return out
 
 
@@ -618,9 +627,10 @@ def _pytest_libs(build_dir: Path) -> Path:
 
 def _pytest_pythons():
     out = [pytest.param(Path(sys.executable), id="tests-python")]
-    for p in [pyenv_python(m) for m in ("3.12", "3.13", "3.14")] + [DEBIAN_PY311 if DEBIAN_PY311.exists() else None]:
+    for p in [pyenv_python(m) for m in ("3.12", "3.13")] + [DEBIAN_PY311 if DEBIAN_PY311.exists() else None]:
         if p is not None:
             out.append(pytest.param(p, id=f"{p.name}-{'debian' if str(p).startswith('/usr/') else 'pyenv'}"))
+    out.extend(cpython314_param(b) for b in ("3.14", "3.14t"))
     return out
 
 
@@ -721,7 +731,8 @@ def test_breakpoint_shim_without_tuidbg_importable(python, tmp_path):
     assert len(lines) == 1 and f"tuidbg: breakpoint at {prog}:2 ignored: no debugger attached" in lines[0], res.stderr
 
 
-@pytest.mark.parametrize("python", [p for p in INTERPRETERS if p.id in ("pyenv-3.12", "pyenv-3.13", "debian-3.11-stripped")])
+@pytest.mark.parametrize("python", [p for p in INTERPRETERS if p.id in ("pyenv-3.12", "pyenv-3.13", "debian-3.11-stripped",
+                                                                        "cpython-3.14", "cpython-3.14t")])
 def test_native_exec_audit_hook_sees_only_code_about_to_run(python):
     # The 3.12+ backend learns of code as it is executed from the audit hook's "exec" event; on x86-64
     # the hook is native and calls back into Python for that event only.

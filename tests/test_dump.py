@@ -53,7 +53,8 @@ def _assert_untraced_and_running(proc):
     assert "t (tracing stop)" not in state and "T (stopped)" not in state, state
 
 
-@pytest.mark.parametrize("name", interpreter_params(["debian-3.11", "stripped-3.12", "stripped-3.13", "pyenv-3.9"]))
+@pytest.mark.parametrize("name", interpreter_params(["debian-3.11", "stripped-3.12", "stripped-3.13", "pyenv-3.9",
+                                                       "cpython-3.14", "cpython-3.14-stripped", "cpython-3.14t"]))
 async def test_dump_sleeping_threads(build_dir, tmp_path, cleanup, name):
     interp = resolve(name, build_dir)
     proc, ready = _start_sleepers(interp, tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, debian_py311_param, line_of, pyenv_python, wait_for, wait_stopped
+from helpers import PROGRAMS, cpython314_param, debian_py311_param, line_of, pyenv_python, wait_for, wait_stopped
 
 from tuidbg.engine.state import ProcessState
 
@@ -16,6 +16,7 @@ def _interpreters():
     py = pyenv_python("3.11")
     out.append(pytest.param(py, id="pyenv-3.11", marks=pytest.mark.skipif(py is None, reason="pyenv has no CPython 3.11 on this machine")))
     out.append(debian_py311_param())
+    out.extend(cpython314_param(b) for b in ("3.14", "3.14-stripped", "3.14t"))
     return out
 
 

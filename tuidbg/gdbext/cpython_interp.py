@@ -17,10 +17,13 @@ from .cpython_layouts import (
     DEBUG_OFFSETS_LAYOUTS,
     DWARF_FIELDS,
     DWARF_OPTIONAL,
+    HEADER_SIZE,
+    HEADER_SIZE_FREE_THREADED,
     REQUIRED_INTERP,
     REQUIRED_OBJECT,
     TABLE_314_BASE,
     TABLES,
+    TUPLE_HASH_MINOR,
     features,
 )
 from .cpython_mem import Memory, NoPython, ReadError, WalkError, u64_at
@@ -47,8 +50,9 @@ class Interpreter(object):
             raise WalkError("unsupported Python %s: tuidbg reads CPython 3.9 to 3.14" % self.version_text)
         if minor > 14:
             raise WalkError("unsupported Python %s: tuidbg reads CPython 3.9 to 3.14 (this one is newer)" % self.version_text)
-        if self.free_threaded:
-            raise WalkError("unsupported Python %s: free-threaded builds (the 't' ABI) are not supported" % self.version_text)
+        if self.free_threaded and minor < 14:
+            raise WalkError("unsupported Python %s: tuidbg reads free-threaded builds (the 't' ABI) from 3.14 on"
+                            % self.version_text)
         self.minor = minor
         self.feat = features(minor)
         self.off, self.offsets_source = self._offsets(target, mem)
@@ -193,7 +197,11 @@ class Interpreter(object):
             if name == "_words":
                 continue
             vals[name] = u64_at(raw, 8 * idx)
-        for name, want in DEBUG_OFFSETS_EXPECT.items():
+        header = HEADER_SIZE_FREE_THREADED if self.free_threaded else HEADER_SIZE
+        expect = {"pyobject.size": header}
+        for name, rel in DEBUG_OFFSETS_EXPECT.items():
+            expect[name] = header + rel + (8 if name == "tuple.ob_item" and self.minor >= TUPLE_HASH_MINOR else 0)
+        for name, want in sorted(expect.items()):
             if vals.get(name) != want:
                 raise WalkError(
                     "Python %s: _Py_DebugOffsets does not have the expected layout (%s is %s, expected %s)"
@@ -205,6 +213,10 @@ class Interpreter(object):
                 out[key] = vals[name]
         out["_do.code_size"] = vals.get("code.size")
         out["_do.iframe_size"] = vals.get("iframe.size")
+        out["_do.header"] = header
+        if self.free_threaded:
+            out["co.tlbc"] = vals.get("code.co_tlbc")
+            out["if.tlbc_index"] = vals.get("iframe.tlbc_index")
         return out
 
     def _types(self, target):
@@ -270,7 +282,14 @@ def _split_hex(hexv):
 
 
 def _derive_314(off):
-    """3.14 fields not in _Py_DebugOffsets, placed relative to ones that are (as in 3.13)."""
+    """3.14 fields not in _Py_DebugOffsets, placed relative to ones that are (as in 3.13).
+
+    In a free-threaded build the object header is 16 bytes longer (``_do.header``): the
+    3.13 table's offsets into objects move with it, and ``co_tlbc`` sits between
+    ``_co_firsttraceable`` and the bytecode."""
+    shift = off.get("_do.header", HEADER_SIZE) - HEADER_SIZE
+    for key in ("cell.ref", "dict.used", "fo.lineno", "var.size"):
+        off[key] += shift
     arg = off.get("co.argcount")
     if arg is not None:
         off["co.flags"] = arg - 4
@@ -280,5 +299,5 @@ def _derive_314(off):
         off["co.nlocalsplus"] = arg + 20
     ca = off.get("co.code_adaptive")
     if ca is not None:
-        off["co.firsttraceable"] = ca - 16
+        off["co.firsttraceable"] = ca - (24 if off.get("co.tlbc") is not None else 16)
     off["str.compact_size"] = off.get("str.ascii_size", 40) + 16

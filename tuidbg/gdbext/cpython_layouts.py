@@ -54,6 +54,11 @@ STR_KIND_SHIFT = 2
 STR_KIND_MASK = 0x7
 STR_COMPACT_BIT = 1 << 5
 STR_ASCII_BIT = 1 << 6
+# A free-threaded build keeps ``interned`` in a whole byte (it is read atomically): the bit
+# fields after it start at bit 8.
+STR_KIND_SHIFT_FREE_THREADED = 8
+STR_COMPACT_BIT_FREE_THREADED = 1 << 11
+STR_ASCII_BIT_FREE_THREADED = 1 << 12
 
 LONG_SHIFT = 30  # bits per digit (64-bit builds)
 
@@ -479,17 +484,22 @@ DEBUG_OFFSETS_KEYS = {
     "unicode.asciiobject_size": "str.ascii_size",
 }
 
-# Sizes/offsets every sane 64-bit GIL build has; a debug-offset table that disagrees is
-# read with the wrong layout (or belongs to a build we do not understand).
+# Offsets every sane 64-bit build has, relative to the size of the object header
+# (pyobject.size: 16, or 32 in a free-threaded build, where ob_tid, the flags and the
+# two reference counts come before ob_type); a debug-offset table that disagrees is read
+# with the wrong layout (or belongs to a build we do not understand). 3.14 caches a
+# tuple's hash before its items (TUPLE_HASH_MINOR).
 DEBUG_OFFSETS_EXPECT = {
-    "pyobject.size": 16,
-    "pyobject.ob_type": 8,
-    "float.size": 24,
-    "float.ob_fval": 16,
-    "tuple.ob_item": 24,
-    "tuple.ob_size": 16,
-    "list.ob_item": 24,
-    "list.ob_size": 16,
-    "bytes.ob_size": 16,
-    "type.tp_name": 24,
+    "pyobject.ob_type": -8,
+    "float.size": 8,
+    "float.ob_fval": 0,
+    "tuple.ob_item": 8,
+    "tuple.ob_size": 0,
+    "list.ob_item": 8,
+    "list.ob_size": 0,
+    "bytes.ob_size": 0,
+    "type.tp_name": 8,
 }
+HEADER_SIZE = 16
+HEADER_SIZE_FREE_THREADED = 32
+TUPLE_HASH_MINOR = 14

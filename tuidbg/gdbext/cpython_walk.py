@@ -31,9 +31,12 @@ from .cpython_interp import EVAL_NAME, Interpreter
 from .cpython_layouts import (
     OWNER_GENERATOR,
     STR_ASCII_BIT,
+    STR_ASCII_BIT_FREE_THREADED,
     STR_COMPACT_BIT,
+    STR_COMPACT_BIT_FREE_THREADED,
     STR_KIND_MASK,
     STR_KIND_SHIFT,
+    STR_KIND_SHIFT_FREE_THREADED,
 )
 from .cpython_lines import line_at, line_ranges
 from .cpython_mem import GdbThread, Memory, NativeFrame, NoPython, ReadError, Target, WalkError, i32_at, i64_at, u32_at, u64_at
@@ -122,6 +125,10 @@ class Walker(object):
         self.feat = interp.feat
         self.mem = Memory(interp.target)
         self.cache = cache if cache is not None else StopCache()
+        if interp.free_threaded:
+            self.str_bits = (STR_KIND_SHIFT_FREE_THREADED, STR_COMPACT_BIT_FREE_THREADED, STR_ASCII_BIT_FREE_THREADED)
+        else:
+            self.str_bits = (STR_KIND_SHIFT, STR_COMPACT_BIT, STR_ASCII_BIT)
 
     # -- objects -----------------------------------------------------------------------------
 
@@ -141,12 +148,13 @@ class Walker(object):
         state = u32_at(hdr, off["str.state"])
         if length < 0 or length > (1 << 40):
             raise ValueError("str length %d is not plausible" % length)
-        kind = (state >> STR_KIND_SHIFT) & STR_KIND_MASK
+        shift, compact_bit, ascii_bit = self.str_bits
+        kind = (state >> shift) & STR_KIND_MASK
         if kind not in (1, 2, 4):
             raise ValueError("str of kind %d (not ready)" % kind)
         n = length if limit is None else min(length, limit)
-        if state & STR_COMPACT_BIT:
-            data = addr + (asz if state & STR_ASCII_BIT else off["str.compact_size"])
+        if state & compact_bit:
+            data = addr + (asz if state & ascii_bit else off["str.compact_size"])
         else:
             data = self.mem.ptr(addr + off["str.compact_size"])
         raw = self.mem.read(data, n * kind) if n else b""
@@ -382,6 +390,19 @@ class Walker(object):
             return []
         return out
 
+    def _tlbc_start(self, code, index, default):
+        """Free-threaded 3.14: a thread may run its own copy of the bytecode (``co_tlbc``, an array
+        {size, entries[]}; entry 0 is ``co_code_adaptive``): where copy ``index`` starts."""
+        if index <= 0:
+            return default
+        try:
+            arr = self.mem.ptr(code + self.off["co.tlbc"])
+            if not arr or index >= self.mem.i64(arr):
+                return default
+            return self.mem.ptr(arr + 8 + 8 * index) or default
+        except ReadError:
+            return default
+
     def _walk_interp_frames(self, rec, max_frames, anchors=True):
         off = self.off
         mem = self.mem
@@ -393,6 +414,7 @@ class Walker(object):
             f = mem.ptr(rec.tstate + off["ts.current_frame"])
         hdr = off["if.localsplus"] if "if.localsplus" in off else 80
         o_code, o_prev, o_instr, o_owner = off["if.code"], off["if.previous"], off["if.instr"], off["if.owner"]
+        o_tlbc = off.get("if.tlbc_index")
         o_entry = off.get("if.is_entry")
         o_fobj = off.get("if.frame_obj")
         o_fo_lineno = off.get("fo.lineno")
@@ -441,7 +463,10 @@ class Walker(object):
             ci = self.code_info(code)
             if ci.code_start is None:
                 raise ValueError("no bytecode offset for this version")
-            lasti = (instr - ci.code_start) // 2 if instr else -1
+            start = ci.code_start
+            if o_tlbc is not None and instr:
+                start = self._tlbc_start(code, i32_at(raw, o_tlbc), start)
+            lasti = (instr - start) // 2 if instr else -1
             is_entry = bool(raw[o_entry]) if boundary == "is_entry" else False
             if owner != OWNER_GENERATOR and ci.firsttraceable is not None and lasti < ci.firsttraceable:
                 # an incomplete frame (still setting up): the interpreter itself skips it
