@@ -1,13 +1,29 @@
 """GDB/MI line parsing and command quoting.
 
-``parse_line`` turns one line of gdb's stdout into an :class:`MIRecord`. It uses
-pygdbmi's ``parse_response`` for the MI grammar, wrapped so that no line can
-raise: real cuda-gdb 11.8 answers some commands with a bare string result
-(``^done,"Focus is not set on any active CUDA kernel.\\n"``) that makes pygdbmi
-raise ``TypeError``, BFD warnings and other non-MI text arrive on the same
-stream, and a line may be truncated or hold random bytes. pygdbmi reports both
-``*`` (exec) and ``=`` (notify) records as "notify"; the prefix character is
-kept here so the two stay apart.
+``parse_line`` turns one line of gdb's stdout into an :class:`MIRecord`. No line can
+make it raise: real cuda-gdb 11.8 answers some commands with a bare string result
+(``^done,"Focus is not set on any active CUDA kernel.\\n"``), BFD warnings and other
+non-MI text arrive on the same stream, and a line may be truncated or hold random
+bytes. ``*`` (exec) and ``=`` (notify) records keep their own kinds.
+
+Its time is linear in the line's length, whatever the line holds (issue 9): gdb's
+answer to ``output`` of a big array, or a 100,000-frame stack, is one line of many MB.
+The values are those pygdbmi's ``parse_response`` and ``unescape`` gave, which this
+module used until then (tests/mi_reference.py keeps that parser as the oracle of the
+differential tests): the same dicts, a repeated name in a tuple becomes a list (gdb bug
+22217), the names of a list of results are dropped, the same whitespace handling. It
+no longer calls them: pygdbmi's ``unescape`` is quadratic on a long string with no
+escape in its tail (its regex starts with a lazy ``.*?`` that ``finditer`` starts again
+at every position: 8.6 s for a 20,000-character console line), and its
+``parse_response`` steps through the line in Python one character at a time (0.2 to
+0.7 s per MB) and recurses once per nesting level. Here a regex reads one token
+(a separator, a name, a short string, a bracket) per step, long strings are found
+with ``str.find``, and the nesting is a list, bounded at ``_MAX_DEPTH`` levels (a
+deeper line is text with an error, so no consumer of a record meets Python's
+recursion limit).
+
+Each step is one short C call, so parsing a huge line in a worker thread (the client
+does that above 256 KB) leaves the event loop its turns.
 """
 
 from __future__ import annotations
@@ -15,17 +31,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
-
-import pygdbmi.gdbmiparser as _pygdbmi_parser
-from pygdbmi.gdbescapes import unescape
-from pygdbmi.gdbmiparser import parse_response
-
-# pygdbmi formats every parsed value for a debug log line (``fmt_green(val)``)
-# even when its logger is off; that is 40% of its parse time on a stack list.
-# Its logger stays at ERROR, so the formatted text is never used.
-_pygdbmi_parser.fmt_green = lambda value: value  # type: ignore[assignment]
-# Likewise its logger.debug calls (10 per value) cost a level check each: skip them.
-_pygdbmi_parser.logger.debug = lambda *args, **kwargs: None  # type: ignore[method-assign]
 
 # Record kinds.
 RESULT = "result"  # ^done / ^running / ^error / ^exit / ^connected
@@ -50,12 +55,20 @@ _PREFIX_KIND = {
     "&": LOG,
 }
 
-_PREFIX_RE = re.compile(r"(\d*)([\^*=+~@&])")
+# A token has at most 20 digits (tuidbg numbers its commands from 1): a line of
+# millions of digits is text, and int() never sees it (quadratic before Python 3.11,
+# refused over 4300 digits since).
+_PREFIX_RE = re.compile(r"(\d{0,20})([\^*=+~@&])")
 _CLASS_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9_-]*")
+_SPACE_TO_END = re.compile(r"\s*\Z")
 
-# Text records longer than this keep only a prefix of the raw line (the payload is
+# Records longer than this keep only a prefix of the raw line (the payload is
 # what matters; a 5 MB raw copy in every record would double memory).
 _RAW_KEEP = 4096
+
+# Tuples and lists nested deeper than this make the line text with an error. gdb's
+# deepest records (symbol tables, frame filters' elided frames) have a few levels.
+_MAX_DEPTH = 256
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,10 @@ def _raw(line: str) -> str:
     return line if len(line) <= _RAW_KEEP else line[:_RAW_KEEP] + "…"
 
 
+class _Malformed(ValueError):
+    """A line that looks like MI but breaks its grammar."""
+
+
 def parse_line(line: str) -> MIRecord | None:
     """Parse one line (without its newline). Never raises.
 
@@ -95,132 +112,238 @@ def parse_line(line: str) -> MIRecord | None:
     try:
         return _parse(line)
     except Exception as exc:  # the parser must never raise into the engine
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error=f"{type(exc).__name__}: {exc}")
+        return _text(line, f"{type(exc).__name__}: {exc}"[:200])
+
+
+def _text(line: str, error: str = "") -> MIRecord:
+    return MIRecord(TEXT, payload=line, raw=_raw(line), error=error)
 
 
 def _parse(line: str) -> MIRecord | None:
-    line = line.rstrip("\r\n")
-    if not line.strip():
+    if line[-1:] in ("\r", "\n"):
+        line = line.rstrip("\r\n")
+    if not line or line.isspace():
         return None
-    if line.rstrip() == "(gdb)":
-        return MIRecord(PROMPT, raw=line)
+    if line.startswith("(gdb)") and _SPACE_TO_END.match(line, 5):
+        return MIRecord(PROMPT, raw=_raw(line))
     m = _PREFIX_RE.match(line)
     if m is None:
-        return MIRecord(TEXT, payload=line, raw=_raw(line))
+        return _text(line)
     token = int(m.group(1)) if m.group(1) else None
-    prefix = m.group(2)
-    kind = _PREFIX_KIND[prefix]
-    rest = line[m.end() :]
+    kind = _PREFIX_KIND[m.group(2)]
+    pos = m.end()
+    end = len(line)
 
     if kind in STREAM_KINDS:
-        if len(rest) >= 2 and rest[0] == '"' and rest.endswith('"'):
+        if end - pos >= 2 and line[pos] == '"' and line[-1] == '"':
             try:
-                return MIRecord(kind, payload=unescape(rest[1:-1]), token=token, raw=_raw(line))
-            except Exception as exc:
-                return MIRecord(TEXT, payload=line, raw=_raw(line), error=f"bad c-string: {exc}")
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="stream record without a c-string")
+                text = _unescape(line[pos + 1 : -1])
+            except ValueError as exc:
+                return _text(line, f"bad c-string: {exc}")
+            return MIRecord(kind, payload=text, token=token, raw=_raw(line))
+        return _text(line, "stream record without a c-string")
 
-    cm = _CLASS_RE.match(rest)
+    cm = _CLASS_RE.match(line, pos)
     if cm is None:
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="record without a class")
+        return _text(line, "record without a class")
     cls = cm.group(0)
-    after = rest[cm.end() :]
-    if after == "":
+    pos = cm.end()
+    if pos == end:
         return MIRecord(kind, cls=cls, payload={}, token=token, raw=_raw(line))
-    if not after.startswith(","):
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="garbage after the record class")
+    if line[pos] != ",":
+        return _text(line, "garbage after the record class")
 
     # cuda-gdb 11.x: ^done,"some text\n" (a bare string where MI wants name=value).
-    if after.startswith(',"'):
-        body = after[1:]
-        if body.endswith('"') and len(body) >= 2:
+    if line.startswith(',"', pos):
+        if end - pos >= 3 and line[-1] == '"':
             try:
-                text = unescape(body[1:-1])
-            except Exception as exc:
-                return MIRecord(TEXT, payload=line, raw=_raw(line), error=f"bad bare string: {exc}")
+                text = _unescape(line[pos + 2 : -1])
+            except ValueError as exc:
+                return _text(line, f"bad bare string: {exc}")
             return MIRecord(kind, cls=cls, payload={"text": text}, token=token, raw=_raw(line))
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="unterminated bare string")
+        return _text(line, "unterminated bare string")
 
-    if not _valid_results(after):
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="malformed or truncated MI record")
-
-    # pygdbmi does not know status (+) records; it parses them when spelled as notify.
-    parse_text = line if prefix != "+" else line[: m.start(2)] + "=" + line[m.end(2) :]
-    parsed = parse_response(parse_text)
-    ptype = parsed.get("type")
-    if ptype not in ("result", "notify"):
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="pygdbmi did not recognise the record")
-    payload = parsed.get("payload")
-    if payload is None:
-        payload = {}
-    if not isinstance(payload, dict):
-        return MIRecord(TEXT, payload=line, raw=_raw(line), error="results are not a tuple")
+    # gdb never sends a NUL (it writes \000) and the transport splits lines at "\n".
+    if line.find("\x00", pos) >= 0 or line.find("\n", pos) >= 0:
+        return _text(line, "malformed or truncated MI record")
+    try:
+        payload = _parse_results(line, pos)
+    except _Malformed as exc:
+        return _text(line, str(exc) or "malformed or truncated MI record")
+    except ValueError as exc:  # a bad escape in a string
+        return _text(line, f"bad c-string: {exc}")
     return MIRecord(kind, cls=cls, payload=payload, token=token, raw=_raw(line))
 
 
-_CSTRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_NAME_RE = re.compile(r"[A-Za-z_][\w.-]*")
-_SKELETON_BAD = re.compile(r"[^n=,{}\[\]\x00]")
+# -- c-strings ---------------------------------------------------------------------------------
+#
+# gdb's printchar (gdb/utils.c) writes \\ and \" , \n \b \t \f \r \e \a, and any other
+# byte that is not printable as \NNN (octal); a UTF-8 character is then a run of such
+# escapes. A run that is not valid UTF-8 stays as written (pygdbmi did the same).
+
+_ESCAPE_RE = re.compile(r'\\(?:([0-7]{3}(?:\\[0-7]{3})*)|(.))|"')
+_OCTAL_RE = re.compile(r"[0-7]{3}")
+_OCTAL_BYTE = {f"{i:03o}": i for i in range(256)}
+_CHAR_ESCAPES = {
+    "'": "'",
+    "\\": "\\",
+    "a": "\a",
+    "b": "\b",
+    "e": "\033",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    '"': '"',
+}
 
 
-def _valid_results(results: str) -> bool:
-    """Whether ``,name=value,...`` follows the MI output grammar.
+def _octal_bytes(run: str) -> bytes:
+    """The bytes of ``NNN\\NNN\\NNN...`` (the first escape's backslash already read).
 
-    pygdbmi loops forever on some malformed input (a value that does not start
-    with a quote, brace or bracket; a line cut inside a list), so a line reaches
-    it only after this check. Strings become \x00 and names ``n`` first (regex,
-    C speed), so the walk below is over a short skeleton of one-character tokens.
+    Each escape is 4 characters, so the run is converted in chunks at escape boundaries:
+    a 10 MB run never becomes a list of millions of 3-character strings at once.
     """
-    if "\x00" in results:
-        return False
-    skeleton = _CSTRING_RE.sub("\x00", results)
-    if '"' in skeleton:
-        return False  # an unterminated string
-    skeleton = _NAME_RE.sub("n", skeleton)
-    skeleton = "".join(skeleton.split())
-    if _SKELETON_BAD.search(skeleton):
-        return False
-    # results := ("," result)+ ; result := n "=" value ; value := \x00 | tuple | list
-    stack = ["top"]  # "top", "{", "[r" (list of results), "[v" (list of values)
-    i, n = 0, len(skeleton)
-    expect_sep = True  # at top level a result list starts with ","
-    while i < n:
-        t = skeleton[i]
-        ctx = stack[-1]
-        if expect_sep:
-            if t == ",":
-                expect_sep = False
-            elif (t == "}" and ctx == "{") or (t == "]" and ctx[0] == "["):
-                stack.pop()
-            else:
-                return False
-            i += 1
-            continue
-        if ctx != "[v":
-            if t != "n" or skeleton[i + 1 : i + 2] != "=":
-                return False
-            i += 2
-            if i >= n:
-                return False
-        v = skeleton[i]
-        i += 1
-        if v == "\x00":
-            expect_sep = True
-        elif v == "{":
-            if skeleton[i : i + 1] == "}":
-                i += 1
-                expect_sep = True
-            else:
-                stack.append("{")
-        elif v == "[":
-            if skeleton[i : i + 1] == "]":
-                i += 1
-                expect_sep = True
-            else:
-                stack.append("[r" if skeleton[i : i + 2] == "n=" else "[v")
+    out = bytearray()
+    for i in range(0, len(run), 16384):
+        try:
+            out += bytes(map(_OCTAL_BYTE.__getitem__, _OCTAL_RE.findall(run, i, i + 16384)))
+        except KeyError as exc:
+            raise ValueError(f"octal escape \\{exc.args[0]} is over 255") from None
+    return bytes(out)
+
+
+def _unescape_one(m: re.Match) -> str:
+    octal, char = m.group(1, 2)
+    if octal is not None:
+        data = _octal_bytes(octal)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return "\\" + octal
+    if char is not None:
+        try:
+            return _CHAR_ESCAPES[char]
+        except KeyError:
+            raise ValueError(f"unknown escape \\{char}") from None
+    raise ValueError("unescaped quote")
+
+
+def _unescape(body: str) -> str:
+    """The text of an MI c-string's body (without its quotes). Raises ValueError."""
+    if "\\" not in body:
+        if '"' in body:
+            raise ValueError("unescaped quote")
+        return body
+    return _ESCAPE_RE.sub(_unescape_one, body)
+
+
+def _string_end(line: str, pos: int) -> int:
+    """The index of the quote that closes the c-string whose body starts at ``pos``, or -1."""
+    while True:
+        q = line.find('"', pos)
+        if q < 0 or line[q - 1] != "\\":
+            return q
+        # Escaped only after an odd run of backslashes; the run starts after ``pos - 1``,
+        # which is a quote (the opening one or an escaped one).
+        seg = line[pos:q]
+        if (len(seg) - len(seg.rstrip("\\"))) % 2 == 0:
+            return q
+        pos = q + 1
+
+
+# -- results -----------------------------------------------------------------------------------
+#
+# results := ("," result)+ ; result := name "=" value ; value := c-string | tuple | list
+# tuple := "{}" | "{" result ("," result)* "}" ; list := "[]" | "[" value ("," value)* "]"
+#        | "[" result ("," result)* "]"
+# One token: an optional comma, an optional name with its "=", then a short string without
+# escapes, or a quote (a longer or escaped string, read with str.find), or a bracket.
+# Whitespace between tokens is allowed (pygdbmi's keys keep some of it, see below).
+
+_FAST_TOKEN = re.compile(r'(,?)(?:([A-Za-z_][\w.-]*)=)?(?:"([^"\\]{0,4096})"|(["{\[}\]]))')
+# With whitespace around the comma (gdb writes none), the spaces and the comma are read first:
+# one regex with \s* on both sides of an optional comma backtracks quadratically on a long run.
+_SPACED_TOKEN = re.compile(r'(?:([A-Za-z_][\w.-]*)(\s*)=\s*)?(?:"([^"\\]{0,4096})"|(["{\[}\]]))')
+_SPACE = re.compile(r"\s*")
+_PYGDBMI_SPACE = " \t\r\n"
+
+
+def _parse_results(line: str, pos: int) -> dict:
+    """The results of a record from ``line[pos]`` (a comma) to the end. Raises _Malformed."""
+    top: dict = {}
+    cur: Any = top
+    stack: list = []  # the enclosing containers: (container, is_list, named)
+    is_list = False
+    named = True  # tuples hold results; a list, what its first element is
+    opened = False  # the current container was just opened (no element yet)
+    fast = _FAST_TOKEN.match
+    end = len(line)
+    while pos < end:
+        m = fast(line, pos)
+        if m is not None:
+            comma, key, text, sym = m.groups()
         else:
-            return False
-    return expect_sep and stack == ["top"]
+            start = _SPACE.match(line, pos).end()
+            comma = line.startswith(",", start)
+            after = _SPACE.match(line, start + 1).end() if comma else start
+            m = _SPACED_TOKEN.match(line, after)
+            if m is None:
+                if not comma and start == end:
+                    break  # spaces at the end of the line
+                raise _Malformed("malformed or truncated MI record")
+            key, space, text, sym = m.groups()
+            if key is not None:
+                # pygdbmi's key: from the first character that is not its whitespace
+                # (space, tab, CR, LF) to the "=".
+                spaces = line[start + 1 : after] if comma else line[pos:start]
+                key = spaces.lstrip(_PYGDBMI_SPACE) + key + space
+        pos = m.end()
+        if sym == "}" or sym == "]":
+            if comma or key is not None or not stack or (sym == "]") != is_list:
+                raise _Malformed("malformed or truncated MI record")
+            cur, is_list, named = stack.pop()
+            opened = False
+            continue
+        if bool(comma) == opened:  # a comma between elements, none after the opening bracket
+            raise _Malformed("malformed or truncated MI record")
+        if is_list:
+            if opened:
+                named = key is not None
+            elif (key is not None) != named:
+                raise _Malformed("malformed or truncated MI record")
+        elif key is None:
+            raise _Malformed("malformed or truncated MI record")
+        if text is not None:
+            value: Any = text
+        elif sym == '"':
+            q = _string_end(line, pos)
+            if q < 0:
+                raise _Malformed("malformed or truncated MI record")
+            value = _unescape(line[pos:q])
+            pos = q + 1
+        else:
+            value = {} if sym == "{" else []
+        if is_list:
+            cur.append(value)
+        elif key in cur:  # gdb bug 22217: a repeated name; pygdbmi makes a list
+            old = cur[key]
+            if isinstance(old, list):
+                old.append(value)
+            else:
+                cur[key] = [old, value]
+        else:
+            cur[key] = value
+        if text is None and sym != '"':
+            if len(stack) >= _MAX_DEPTH:
+                raise _Malformed(f"MI record nested deeper than {_MAX_DEPTH} levels")
+            stack.append((cur, is_list, named))
+            cur, is_list, named, opened = value, sym == "[", True, True
+        else:
+            opened = False
+    if stack:
+        raise _Malformed("malformed or truncated MI record")
+    return top
 
 
 def quote(s: str) -> str:
