@@ -98,12 +98,14 @@ class MIClient:
         try:
             async for line in self.transport.lines():
                 self.lines_read += 1
-                if len(line) > _PARSE_IN_THREAD:
+                if isinstance(line, Line) and line.truncated:
+                    # Cut at the transport's limit: not parsed (it is up to 64 MB of a
+                    # record that is lost anyway), the command gets an error at once.
+                    rec: mi.MIRecord | None = self._truncated(line)
+                elif len(line) > _PARSE_IN_THREAD:
                     rec = await asyncio.get_running_loop().run_in_executor(None, mi.parse_line, line)
                 else:
                     rec = mi.parse_line(line)
-                if isinstance(line, Line) and line.truncated:
-                    rec = self._truncated(line, rec)
                 if rec is not None:
                     self._dispatch(rec)
         except asyncio.CancelledError:
@@ -114,7 +116,7 @@ class MIClient:
             return
         await self._finish(None)
 
-    def _truncated(self, line: Line, rec: mi.MIRecord | None) -> mi.MIRecord:
+    def _truncated(self, line: Line) -> mi.MIRecord:
         m = mi._PREFIX_RE.match(line)
         token = int(m.group(1)) if m and m.group(1) else None
         msg = (
