@@ -137,7 +137,7 @@ def _parse(line: str) -> MIRecord | None:
     if kind in STREAM_KINDS:
         if end - pos >= 2 and line[pos] == '"' and line[-1] == '"':
             try:
-                text = _unescape(line[pos + 1 : -1])
+                text = _unescape(line, pos + 1, end - 1)
             except ValueError as exc:
                 return _text(line, f"bad c-string: {exc}")
             return MIRecord(kind, payload=text, token=token, raw=_raw(line))
@@ -157,7 +157,7 @@ def _parse(line: str) -> MIRecord | None:
     if line.startswith(',"', pos):
         if end - pos >= 3 and line[-1] == '"':
             try:
-                text = _unescape(line[pos + 2 : -1])
+                text = _unescape(line, pos + 2, end - 1)
             except ValueError as exc:
                 return _text(line, f"bad bare string: {exc}")
             return MIRecord(kind, cls=cls, payload={"text": text}, token=token, raw=_raw(line))
@@ -229,13 +229,23 @@ def _unescape_one(m: re.Match) -> str:
     raise ValueError("unescaped quote")
 
 
-def _unescape(body: str) -> str:
-    """The text of an MI c-string's body (without its quotes). Raises ValueError."""
-    if "\\" not in body:
-        if '"' in body:
+def _unescape(line: str, start: int, end: int) -> str:
+    """The text of the c-string body ``line[start:end]`` (without its quotes). Raises ValueError."""
+    first = line.find("\\", start, end)
+    if first < 0:
+        if line.find('"', start, end) >= 0:
             raise ValueError("unescaped quote")
-        return body
-    return _ESCAPE_RE.sub(_unescape_one, body)
+        return line[start:end]
+    # The regex runs from the first backslash to the end of the last escape (at most 4
+    # characters); the text around it is checked at memchr speed (gdb's escapes are often
+    # at the ends only: \"...\" around a value, \n after console text).
+    last = min(line.rfind("\\", start, end) + 4, end)
+    if line.find('"', start, first) >= 0 or line.find('"', last, end) >= 0:
+        raise ValueError("unescaped quote")
+    text = line[start:first]
+    text += _ESCAPE_RE.sub(_unescape_one, line[first:last])  # += grows a lone str in place
+    text += line[last:end]
+    return text
 
 
 def _string_end(line: str, pos: int) -> int:
@@ -320,7 +330,7 @@ def _parse_results(line: str, pos: int) -> dict:
             q = _string_end(line, pos)
             if q < 0:
                 raise _Malformed("malformed or truncated MI record")
-            value = _unescape(line[pos:q])
+            value = _unescape(line, pos, q)
             pos = q + 1
         else:
             value = {} if sym == "{" else []
