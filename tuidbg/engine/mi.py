@@ -22,8 +22,10 @@ with ``str.find``, and the nesting is a list, bounded at ``_MAX_DEPTH`` levels (
 deeper line is text with an error, so no consumer of a record meets Python's
 recursion limit).
 
-Each step is one short C call, so parsing a huge line in a worker thread (the client
-does that above 256 KB) leaves the event loop its turns.
+No C call runs long (the longest: a slice of one string, the regex between its first
+and last escape), so a huge line parsed in a worker thread (the client does that above
+256 KB) leaves the event loop its turns: it stood still at most ~35 ms on a 10 MB line
+(bench/mi_parse.py, bench/RESULTS.md).
 """
 
 from __future__ import annotations
