@@ -21,6 +21,14 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 requires_gdb = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is not installed on this machine")
 
 
+@pytest.fixture(autouse=True)
+def _no_app_left_behind():
+    yield
+    import ui_helpers
+
+    ui_helpers.abandon_leftovers()
+
+
 @pytest.fixture(scope="session")
 def build_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("build")

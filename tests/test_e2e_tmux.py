@@ -11,52 +11,9 @@ import time
 
 import pytest
 from conftest import requires_gdb
-from helpers import REPO
+from tmux_term import tmux  # noqa: F401 (fixture)
 
 pytestmark = [requires_gdb, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")]
-
-
-class Tmux:
-    def __init__(self, tmp_path) -> None:
-        self.socket = f"tuidbg-test-{os.getpid()}-{time.monotonic_ns()}"
-        self.tmp = tmp_path
-
-    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True, check=check)
-
-    def start(self, argv: list[str], width: int = 80, height: int = 24) -> None:
-        env = f"PYTHONPATH={shlex.quote(str(REPO))} TERM=xterm-256color"
-        cmd = f"{env} {' '.join(shlex.quote(a) for a in argv)}; echo TUIDBG_EXIT=$?; sleep 30"
-        self.tmux("new-session", "-d", "-s", "e2e", "-x", str(width), "-y", str(height), cmd)
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "e2e", check=False).stdout
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "e2e", *keys)
-
-    def wait_for(self, text: str, timeout: float = 40.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
-
-    def title(self) -> str:
-        return self.tmux("display-message", "-p", "-t", "e2e", "#{pane_title}", check=False).stdout.strip()
-
-    def kill(self) -> None:
-        self.tmux("kill-server", check=False)
-
-
-@pytest.fixture
-def tmux(tmp_path):
-    t = Tmux(tmp_path)
-    yield t
-    t.kill()
 
 
 def test_run_stop_next_quit_at_80x24(tmux, threads_prog):

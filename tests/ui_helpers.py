@@ -17,7 +17,22 @@ def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
     cfg.setdefault("nx", True)
     cfg.setdefault("mode", "run")
     session = DebugSession(SessionConfig(**cfg))
-    return TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
+    app = TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
+    _made.append(app)
+    return app
+
+
+_made: list = []
+
+
+def abandon_leftovers() -> None:
+    """After a test: an app's gdb still there (the test failed, or ended without quitting) is killed and
+    its program released, as tuidbg's own exit does, so that no fixture waits on a process it traces."""
+    while _made:
+        app = _made.pop()
+        session = app.session
+        if session.client is not None and session.client.alive and not session.closing:
+            session.abandon()
 
 
 async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:

@@ -320,10 +320,11 @@ async def start_session(cfg):
 
 
 async def _close_quietly(session) -> None:
+    """close() is bounded (and abandons gdb when it must); the timeout is a last resort."""
     try:
-        await asyncio.wait_for(session.close(), 5)
-    except Exception:
-        pass
+        await asyncio.wait_for(session.close(), 20)
+    except (Exception, asyncio.CancelledError):
+        session.abandon()
 
 
 def run_ui(cfg, ui: UIOptions) -> int:
@@ -343,11 +344,20 @@ def run_ui(cfg, ui: UIOptions) -> int:
             )
         from tuidbg.ui.app import TuidbgApp
 
+        from tuidbg.ui.terminal import TerminalGuard
+
         app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)
+        guard = TerminalGuard()
+        # SIGTERM/SIGHUP/SIGQUIT/SIGINT: quit as q does (run: kill the program; attach: detach), in time.
+        guard.install(asyncio.get_running_loop(), app.quit_on_signal, lambda: app.session.abandon())
         try:
             await app.run_async()
         finally:
-            await _close_quietly(session)
+            await _close_quietly(app.session)
+            if guard.signalled:
+                guard.restore()  # (Textual did; again by hand in case the exit was cut short)
+        if guard.signalled:
+            return 128 + guard.signalled
         return app.return_code or 0
 
     return asyncio.run(go())

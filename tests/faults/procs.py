@@ -41,22 +41,37 @@ def all_procs() -> dict[int, Proc]:
     return out
 
 
-def leftovers(before: dict[int, Proc], targets: tuple[int, ...] = ()) -> list[str]:
-    """What tuidbg must never leave behind, among processes that did not exist ``before``, and among
-    ``targets`` (processes it was asked to debug): a gdb, a zombie whose parent is this test, a process
-    stopped (T) or traced-stopped (t), a target still traced."""
+def descendants(root: int) -> set[int]:
+    """Every process below ``root`` now (recorded before the fault: orphans are re-parented later)."""
+    children: dict[int, list[int]] = {}
+    for p in all_procs().values():
+        children.setdefault(p.ppid, []).append(p.pid)
+    out, todo = set(), [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def leftovers(pids: set[int], targets: tuple[int, ...] = ()) -> list[str]:
+    """What tuidbg must never leave behind: any of ``pids`` (tuidbg, its gdb, the program it started)
+    still there (a zombie counts: nobody reaped it), and among ``targets`` (processes it attached to) one
+    stopped (T), traced-stopped (t) or still traced."""
     found = []
-    me = os.getpid()
-    for pid, p in all_procs().items():
-        new = pid not in before or before[pid].comm != p.comm
-        if new and p.comm in ("gdb", "cuda-gdb", "gdbserver"):
-            found.append(f"gdb left behind: {p}")
-        if new and p.state == "Z" and p.ppid == me:
-            found.append(f"zombie: {p}")
-        if (new or pid in targets) and p.state in ("T", "t"):
-            found.append(f"stopped: {p}")
-        if pid in targets and p.tracer:
-            found.append(f"still traced: {p}")
+    for pid in pids:
+        p = proc(pid)
+        if p is not None and pid not in targets:
+            found.append(f"left behind: {p}")
+    for pid in targets:
+        p = proc(pid)
+        if p is None:
+            found.append(f"target {pid} is gone")
+        elif p.state in ("T", "t", "Z"):
+            found.append(f"target stopped or dead: {p}")
+        elif p.tracer:
+            found.append(f"target still traced: {p}")
     return found
 
 
@@ -68,15 +83,15 @@ def wait_until(pred, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def assert_clean(before: dict[int, Proc], targets: tuple[int, ...] = (), timeout: float = 5.0) -> None:
-    """Nothing left behind (zombies of gdb are reaped by whoever started it: give them a moment)."""
+def assert_clean(pids: set[int], targets: tuple[int, ...] = (), timeout: float = 5.0) -> None:
+    """Nothing left behind (a zombie is given a moment to be reaped by its parent)."""
     deadline = time.monotonic() + timeout
     while True:
-        left = leftovers(before, targets)
+        left = leftovers(pids, targets)
         if not left:
             return
         if time.monotonic() > deadline:
-            raise AssertionError("left behind:\n" + "\n".join(left))
+            raise AssertionError("\n".join(left))
         time.sleep(0.1)
 
 

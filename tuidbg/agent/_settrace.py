@@ -234,8 +234,11 @@ class SettraceBackend(object):
         if self.closed:
             return
         self.end_step()
-        self.agent.bp_index = {}
+        self.cache = {}
         self._set_mode(None)
+        cross = self._cross_thread()  # threads that got a tracer on their own (the frame filter) too
+        if cross.ok:
+            cross.set_all(None)
         if self._filter is not None:
             self._filter.uninstall()
         self.closed = True
@@ -287,15 +290,16 @@ class SettraceBackend(object):
         return tracer
 
     def _global(self, frame, event, arg):
+        if self.mode is None:
+            sys.settrace(None)  # left over on this thread from before everything was switched off
+            return None
         hit = self.cache.get(id(frame.f_code))
         if hit is not None and hit[0] is frame.f_code:
             tracer = hit[1]
         else:
             tracer = self._classify(frame)
         if tracer is None:
-            if self.mode is None:
-                sys.settrace(None)  # left over on this thread from before everything was switched off
-            elif self.mode == "filter" and _thread.get_ident() not in self._traced:
+            if self.mode == "filter" and _thread.get_ident() not in self._traced:
                 self._drop_if_idle()
             return None
         if not self.agent.bp_lines_for_code(frame.f_code):

@@ -95,6 +95,7 @@ class Agent(object):
         self._busy = {}
         self._stop_lock = threading.Lock()
         self._send_lock = threading.Lock()
+        self._hooks_lock = threading.Lock()
         self._seq = 0
         self.control_native_id = None
         self._prev_excepthook = None
@@ -145,6 +146,13 @@ class Agent(object):
         return self._answered and not self.error
 
     def install_hooks(self):
+        """The exception and breakpoint() hooks. Under the hooks lock, and only while enabled: a detach
+        that came in while the main thread finished the handshake must not find them installed after."""
+        with self._hooks_lock:
+            if self.enabled:
+                self._install_hooks()
+
+    def _install_hooks(self):
         self._prev_excepthook = sys.excepthook
         sys.excepthook = self._excepthook
         self._prev_thread_excepthook = threading.excepthook
@@ -155,8 +163,7 @@ class Agent(object):
 
             self._prev_breakpointhook = sys.breakpointhook
             sys.breakpointhook = set_trace
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._after_fork_child)
+        _at_fork_once()
 
     def _control_loop(self, token):
         self.control_native_id = threading.get_native_id()
@@ -199,8 +206,12 @@ class Agent(object):
     def disable(self, why=""):
         """Stop doing anything: no events, no hooks, no connection."""
         _debug("disabled: %s" % why)
-        if not self.enabled:
-            return
+        with self._hooks_lock:
+            if not self.enabled:
+                return
+            self._disable()
+
+    def _disable(self):
         self.step = None
         self.bpt.install({})
         if sys.excepthook == self._excepthook and self._prev_excepthook is not None:
@@ -219,8 +230,8 @@ class Agent(object):
         self.enabled = False
         try:
             self.backend.close()
-        except Exception:
-            pass
+        except Exception as exc:  # (switching off must go on; but say so: hooks may be left behind)
+            _internal_error(exc)
         try:
             self.sock.close()
         except OSError:
@@ -590,9 +601,30 @@ def start(sock_path, token, how):
             sys.stderr.write("tuidbg agent: disabled: %s\n" % agent.error)
         agent.disable()
         return None
+    if not agent.enabled:  # detached during the handshake
+        return None
     _registry.register(agent)
     agent.install_hooks()
     return agent
+
+
+_fork_hook = []
+
+
+def _at_fork_once():
+    """One fork hook per process, however many agents come and go (``os.register_at_fork`` cannot be
+    undone, and a hook holding a detached agent would keep it alive): in a child, the parent's agent
+    is forgotten quietly (gdb follows the parent)."""
+    if _fork_hook or not hasattr(os, "register_at_fork"):
+        return
+    _fork_hook.append(True)
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _forget_in_child():
+    a = _registry.current()
+    if a is not None:
+        a._after_fork_child()
 
 
 def start_run(sock_path, token):

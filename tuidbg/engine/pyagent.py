@@ -376,6 +376,7 @@ class PyAgent:
         self._injection: tuple | None = None  # the agent's load queued in an attached process, until hello
         self._shared = False  # the session's directory is shared with another user's process
         self._stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
+        self._conns: set[asyncio.StreamWriter] = set()  # every connection to the agent's socket
 
     # -- extension hooks ---------------------------------------------------------------------
 
@@ -1358,6 +1359,11 @@ class PyAgent:
         self._server = await asyncio.start_unix_server(self._on_client, path=self._sock_path, limit=1 << 24)
 
     async def _close_server(self) -> None:
+        # Every connection, the agent's and any still saying hello: an agent whose hello was not read
+        # yet must see the end of the conversation (and switch itself off), not wait on it forever.
+        for w in list(self._conns):
+            w.close()
+        self._conns.clear()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -1381,6 +1387,16 @@ class PyAgent:
             await s.cmd(f"-gdb-set environment {k}={v}")
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._server is None:  # (closing)
+            writer.close()
+            return
+        self._conns.add(writer)
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self._conns.discard(writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             line = await reader.readline()
             msg = json.loads(line.decode("utf-8", "replace")) if line else {}

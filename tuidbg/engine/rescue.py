@@ -102,13 +102,12 @@ def kill_gdb(pid: int, timeout: float = 3.0) -> bool:
 
 
 def wake(pid: int) -> None:
-    """SIGCONT a process stopped by SIGSTOP (gdb frozen by hand, say), so that it can be asked again."""
-    info = proc_info(pid)
-    if info is not None and info.state == "T":
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            pass
+    """SIGCONT a gdb stopped by SIGSTOP (frozen by hand, say), so that it can be asked again. Sent
+    whatever its state says: a SIGSTOP may be on its way still (SIGCONT to a running gdb does nothing)."""
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass
 
 
 def _maps(pid: int) -> list[tuple[int, int, int, str]]:
@@ -240,9 +239,14 @@ def read_memory(pid: int, addr: int, size: int) -> bytes | None:
         os.close(fd)
 
 
-def release(pid: int, start_time: int | None, leave_stopped: bool = False, timeout: float = 3.0) -> str:
+def release(pid: int, start_time: int | None, leave_stopped: bool = False, stopped_by_us: bool = False,
+            timeout: float = 3.0) -> str:
     """After its tracer is gone: make sure an attached process runs, untraced (unless it was stopped
-    before tuidbg came: then it stays as it was). Returns what was done."""
+    before tuidbg came: then it stays as it was). Returns what was done.
+
+    A stop may still be on its way when the tracer goes (a SIGSTOP that gdb, or ``stop_process``, sent
+    arrives once the kernel has detached the process): the state is watched for a moment, and every
+    stop seen is continued."""
     if not same_process(pid, start_time):
         return f"process {pid} is gone"
     _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).tracer == 0, timeout)
@@ -251,21 +255,30 @@ def release(pid: int, start_time: int | None, leave_stopped: bool = False, timeo
         return f"process {pid} is gone"
     if info.tracer:
         return f"process {pid} is still traced by process {info.tracer}"
-    for _ in range(0 if leave_stopped else 3):
+    if leave_stopped:
+        return f"process {pid} stays as it was before tuidbg (stopped)" if info.state == "T" else f"process {pid} runs on"
+    if stopped_by_us or info.state in ("T", "t"):
+        _cont(pid)
+    deadline = time.monotonic() + timeout
+    calm_since = time.monotonic()
+    while time.monotonic() < deadline:
         info = proc_info(pid)
-        if info is None or info.state not in ("T", "t"):
-            break
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            break
-        _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).state not in ("T", "t"), 0.5)
-    info = proc_info(pid)
-    if info is None:
-        return f"process {pid} is gone"
-    if info.state in ("T", "t"):
-        return f"process {pid} stays stopped, as it was before tuidbg" if leave_stopped else f"process {pid} is still stopped"
-    return f"process {pid} runs on, untraced"
+        if info is None or info.state in ("Z", "X"):
+            return f"process {pid} is gone"
+        if info.state in ("T", "t"):
+            _cont(pid)
+            calm_since = time.monotonic()
+        elif time.monotonic() - calm_since >= 0.3:
+            return f"process {pid} runs on, untraced"
+        time.sleep(0.02)
+    return f"process {pid} is still stopped"
+
+
+def _cont(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass
 
 
 def end_program(pid: int, start_time: int | None, timeout: float = 3.0) -> None:

@@ -174,6 +174,7 @@ class DebugSession:
         self.watchdog = GdbWatchdog(self._gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
         self._activity_timer: asyncio.TimerHandle | None = None
         self._detached = False  # gdb detached from the program itself (its breakpoints are out)
+        self._abandoned = False  # abandon() ran: gdb was killed on purpose
         from tuidbg.engine.extensions import default_extensions
 
         self.extensions: list[Any] = default_extensions(config)
@@ -495,7 +496,7 @@ class DebugSession:
             rescue.wake(pid)
 
     def _on_gdb_exit(self, err: GdbExited) -> None:
-        if not self._closing:
+        if not self._closing and not self._abandoned:
             # gdb died under us (a crash, kill -9): what it had attached to must not stay stopped or
             # carry its breakpoints; a program it started is ended (gdb's EXITKILL usually did).
             self.abandon()
@@ -621,7 +622,11 @@ class DebugSession:
         if self.mi_async:
             try:
                 await self.cmd("-exec-interrupt", timeout=5)
-            except (MIError, Timeout) as exc:
+            except Timeout:
+                # gdb does not answer: a SIGINT to the program would wait in gdb's hands, and reach the
+                # program (and end it) once gdb is gone. The watchdog tells the user; nothing more here.
+                raise EngineError("gdb did not answer the interrupt (see the status line)") from None
+            except MIError as exc:
                 log.info("-exec-interrupt failed (%s); sending SIGINT", exc)
             else:
                 try:
@@ -712,7 +717,7 @@ class DebugSession:
         code back from under gdb's breakpoints, tuidbg's extensions switch off what they put in it
         (the Python agent, over its own socket), gdb is killed, and the program is continued, untraced.
         kill: gdb is killed, and the program with it."""
-        self._closing = True
+        self._abandoned = True
         how = self._resolve_how(how)
         gdb = self._gdb_pid()
         gdb_alive = bool(gdb) and rescue.same_process(gdb, None)
@@ -720,8 +725,11 @@ class DebugSession:
         tinfo = rescue.proc_info(target[0]) if target else None
         # gdb's breakpoints may be in its code: gdb still holds it, or died holding it
         ours = tinfo is not None and not self._detached and tinfo.tracer in (0, gdb)
+        stopped_by_us = False
         if how == "detach" and target and ours and self.config.mode == "attach":
-            rescue.stop_process(target[0])
+            if gdb_alive:  # (a hung gdb: no thread may run into its breakpoints while they are taken out)
+                rescue.stop_process(target[0])
+                stopped_by_us = True
             extra: dict[int, bytes] = {}
             for ext in self.extensions:
                 extra.update(getattr(ext, "restore_bytes", lambda: {})())
@@ -736,13 +744,14 @@ class DebugSession:
                         hook()
                     except Exception:
                         log.exception("extension abandon failed")
-        if gdb_alive:
+        if gdb:
+            # kill a live gdb; wait for a dying one (its pipes close before the kernel detaches its tracees)
             rescue.kill_gdb(gdb)
         if target is None:
             return "no program"
         pid, start, was_stopped = target
         if how == "detach":
-            return rescue.release(pid, start, leave_stopped=was_stopped)
+            return rescue.release(pid, start, leave_stopped=was_stopped, stopped_by_us=stopped_by_us)
         rescue.end_program(pid, start)
         return f"process {pid} ended"
 

@@ -42,8 +42,10 @@ from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane
+from tuidbg.engine import watchdog
 from tuidbg.ui.screens.modals import (
     GdbExitedScreen,
+    GdbHungScreen,
     HelpScreen,
     OpenFileScreen,
     PromptScreen,
@@ -195,6 +197,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
+        self._health = watchdog.GdbHealth()
+        self._hung_screen: GdbHungScreen | None = None
+        self._hung_asked: dict[int, float] = {}  # command token -> wait time at which to ask (again)
 
     # -- composition ----------------------------------------------------------------------------
 
@@ -245,6 +250,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
         self.set_interval(0.05, self._flush_buffers)
+        self.set_interval(1.0, self._check_gdb)
         self._layout(self.size.width, self.size.height)
         self._write_console_intro()
         self._apply_state(self.session.state)
@@ -470,6 +476,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
             if state.activity:
                 parts.append(f" — gdb: {visible(state.activity)}")
+        if self._health.kind != watchdog.OK and self._health.describe():
+            parts.append((f"   ⚠ {self._health.describe()}", "bold"))
         status.update(Content.assemble(*parts), layout=False)
 
     # -- stacks ------------------------------------------------------------------------------------
@@ -949,6 +957,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         return False
 
     def action_interrupt(self) -> None:
+        if self.state.is_running:
+            self.notify("interrupting the program…", markup=False, timeout=2)
         self._run(self.session.interrupt, "interrupt", group="interrupt")
 
     def action_restart_program(self) -> None:
@@ -1283,6 +1293,56 @@ class TuidbgApp(App[int], inherit_bindings=False):
         except Exception as exc:
             log.info("closing the session: %s", exc)
         self.exit(0)
+
+    def quit_on_signal(self, signum: int) -> None:
+        """SIGTERM, SIGHUP, SIGQUIT or a SIGINT sent with kill: quit as q does (run: the program is killed;
+        attach: detached, it runs on), without asking."""
+        if self._quitting:
+            return
+        self._close_and_exit("auto")
+
+    # -- a gdb that does not answer ----------------------------------------------------------------------
+
+    def _check_gdb(self) -> None:
+        if self._quitting or self._closing_screen():
+            return
+        health = self.session.health()
+        changed = health != self._health
+        self._health = health
+        if changed:
+            self._update_status(self.state)
+        if self._hung_screen is not None and not health.hung:
+            screen, self._hung_screen = self._hung_screen, None
+            if screen.is_attached:
+                screen.dismiss("answered")
+            return
+        if self._hung_screen is not None:
+            self._hung_screen.update_what(health.describe())
+            return
+        if not health.hung or health.token is None:
+            return
+        ask_at = self._hung_asked.get(health.token, 6.0)
+        if health.waited < ask_at:
+            return
+        self._hung_asked[health.token] = health.waited + 20.0  # "wait": ask again 20 s later
+        self._hung_screen = GdbHungScreen(health.describe(), health.kind == watchdog.STOPPED, self.session.config.mode)
+        self.push_screen(self._hung_screen, self._after_gdb_hung)
+
+    def _after_gdb_hung(self, choice: str | None) -> None:
+        self._hung_screen = None
+        if choice == "wake":
+            self.session.wake_gdb()
+        elif choice in ("kill", "restart"):
+            if choice == "restart":
+                self._gdb_exit_shown = True  # (no "gdb is gone" dialog: it comes back at once)
+
+            async def kill_gdb() -> None:
+                what = await asyncio.get_running_loop().run_in_executor(None, self.session.abandon)
+                self.query_one(ConsolePane).log_widget.write_lines([f"gdb killed; {what}"], style="error")
+                if choice == "restart":
+                    self.restart_session()
+
+            self._run(kill_gdb, "kill gdb", group="session")
 
     def _after_gdb_exit(self, choice: str | None) -> None:
         if choice == "restart":

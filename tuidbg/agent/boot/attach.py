@@ -18,9 +18,13 @@ def _tuidbg_attach(args):
         ns = {"__name__": "_tuidbg_finder"}
         with open(finder) as f:
             exec(compile(f.read(), finder, "exec"), ns)
-        ns["install"](parent)
-        from tuidbg.agent import core
-
+        had_finder = any(type(f).__name__ == "TuidbgFinder" for f in sys.meta_path)
+        finder = ns["install"](parent)
+        try:
+            from tuidbg.agent import core
+        finally:
+            if not had_finder:
+                ns["uninstall"](finder)
         core.start(args["socket"], args["token"], "attach")
     except Exception as exc:
         sys.stderr.write("tuidbg agent: not loaded: %s: %s\n" % (type(exc).__name__, exc))

@@ -1,4 +1,4 @@
-"""Modal screens: quit, help, prompts, file open, value viewer, gdb exited."""
+"""Modal screens: quit, help, prompts, file open, value viewer, gdb exited or not answering."""
 
 from __future__ import annotations
 
@@ -196,6 +196,42 @@ class GdbExitedScreen(ModalScreen[str]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id or "stay")
+
+
+class GdbHungScreen(ModalScreen[str]):
+    """gdb does not answer: wait, wake it (when it is stopped), kill it, or restart the session."""
+
+    DEFAULT_CSS = MODAL_CSS
+    BINDINGS = [Binding("escape", "dismiss('wait')", "Wait", id="gdbhung.wait")]
+
+    def __init__(self, what: str, stopped: bool, mode: str) -> None:
+        super().__init__()
+        self.what = what
+        self.stopped = stopped
+        self.mode = mode
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Content("gdb is not answering"), classes="title")
+            yield Static(Content(visible(self.what)), id="hung-what")
+            after = ("the process tuidbg attached to is released (running, untraced, without gdb's breakpoints)"
+                     if self.mode == "attach" else "the program ends with it")
+            yield Static(Content(f"Kill gdb: {after}. Restart: kill it and start the session again."), classes="hint")
+            with Horizontal(classes="buttons"):
+                if self.stopped:
+                    yield Button("Continue gdb", id="wake", variant="primary")
+                yield Button("Wait", id="wait", variant="default" if self.stopped else "primary")
+                yield Button("Kill gdb", id="kill", variant="error")
+                yield Button("Restart", id="restart")
+
+    def on_mount(self) -> None:
+        self.query_one("#wake" if self.stopped else "#wait", Button).focus()
+
+    def update_what(self, what: str) -> None:
+        self.query_one("#hung-what", Static).update(Content(visible(what)))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id or "wait")
 
 
 class HelpScreen(ModalScreen[None]):
