@@ -44,7 +44,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from helpers import DEBIAN_PY311, line_of, pyenv_python  # noqa: E402
 
 from tuidbg.engine import pyagent  # noqa: E402
-from tuidbg.engine.session import DebugSession, SessionConfig  # noqa: E402
+from tuidbg.engine.debugger import new_session
+from tuidbg.engine.session import SessionConfig  # noqa: E402
 
 WORKLOAD = REPO / "bench" / "agent_workload.py"
 SIZES = {"loop": "3000000", "calls": "30", "pytest": "0"}
@@ -145,7 +146,7 @@ async def run_agent(python: Path, args: list[str], pythonpath: str | None, env: 
     program_env = dict(env or {})
     if pythonpath:
         program_env["PYTHONPATH"] = pythonpath
-    s = DebugSession(SessionConfig(mode="run", program=str(python), args=[str(WORKLOAD), *args], nx=True,
+    s = new_session(SessionConfig(mode="run", program=str(python), args=[str(WORKLOAD), *args], nx=True,
                                    agent=True, python_target=True, program_env=program_env))
     s.on_program_output(out.extend)
     await s.start()
@@ -181,7 +182,7 @@ print(total)
 
 
 async def step_latency(python: Path, steps: int, prog: Path) -> list[float]:
-    s = DebugSession(SessionConfig(mode="run", program=str(python), args=[str(prog)], nx=True, agent=True,
+    s = new_session(SessionConfig(mode="run", program=str(python), args=[str(prog)], nx=True, agent=True,
                                    python_target=True))
     await s.start()
     try:
@@ -196,7 +197,7 @@ async def step_latency(python: Path, steps: int, prog: Path) -> list[float]:
             await ctl.step_over()
             st = await ctl.wait_stop(60)
             times.append(time.perf_counter() - t)
-            if "agent_stop" not in st.extras:
+            if st.python.stop is None:
                 raise RuntimeError(f"a step ended somewhere else: {st.stop}")
         return times
     finally:

@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))
 
 from tuidbg.engine import cuda, mi  # noqa: E402
 from tuidbg.engine.cuda import CudaExtension, Dim3, ThreadRanges  # noqa: E402
-from tuidbg.engine.session import DebugSession, SessionConfig  # noqa: E402
+from tuidbg.engine.debugger import new_session
+from tuidbg.engine.session import SessionConfig  # noqa: E402
 from tuidbg.engine.transport import ReplayTransport  # noqa: E402
 from pygdbmi.gdbescapes import unescape  # noqa: E402
 
@@ -93,7 +94,7 @@ def parse_all(lines: list[str]) -> float:
 
 async def one_run(text: str) -> dict[str, float]:
     tr = load("cuda_replay").CudaReplay(text)
-    s = DebugSession(SessionConfig(mode="run", program="/home/user/proj/scale", gdb="cuda-gdb", nx=True, load_gdbext=False), transport=tr)
+    s = new_session(SessionConfig(mode="run", program="/home/user/proj/scale", gdb="cuda-gdb", nx=True, load_gdbext=False), transport=tr)
     s.extensions = [CudaExtension(s.config)]
     await s.start()
     ext = cuda.get(s)

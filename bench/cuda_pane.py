@@ -56,6 +56,7 @@ from textual.message import Message  # noqa: E402
 
 from tuidbg.engine import cuda, mi  # noqa: E402
 from tuidbg.engine.cuda import CudaExtension, Dim3, ThreadRanges  # noqa: E402
+from tuidbg.engine.debugger import new_session
 from tuidbg.engine.session import DebugSession, SessionConfig  # noqa: E402
 from tuidbg.ui.panes.cuda import CudaPane  # noqa: E402
 
@@ -117,9 +118,9 @@ def transcript(resident: int, switches: int) -> str:
     return "\n".join(lines[:cut]) + "\n" + t.text()
 
 
-async def new_session(text: str) -> tuple[DebugSession, Replay]:
+async def replay_session(text: str) -> tuple[DebugSession, Replay]:
     tr = Replay(text)
-    s = DebugSession(SessionConfig(mode="run", program=GRID.EXE, gdb="cuda-gdb", nx=True, load_gdbext=False), transport=tr)
+    s = new_session(SessionConfig(mode="run", program=GRID.EXE, gdb="cuda-gdb", nx=True, load_gdbext=False), transport=tr)
     s.extensions = [CudaExtension(s.config)]
     await s.start()
     await s.break_insert(file=GRID.SRC, line=19)
@@ -188,7 +189,7 @@ def send_key(app: App, key: str) -> None:
 
 
 async def ui_run(text: str, switches: int, g) -> dict[str, list[float]]:
-    s, tr = await new_session(text)
+    s, tr = await replay_session(text)
     app = PaneApp(s)
     out: dict[str, list[float]] = {"stop": [], "stop_threads": [], "switch": [], "move": [], "rows_built": []}
     cur, (a, b) = targets(g)
@@ -233,7 +234,7 @@ async def ui_run(text: str, switches: int, g) -> dict[str, list[float]]:
 
 async def engine_run(text: str, switches: int, g) -> dict[str, list[float]]:
     """The same session without a UI: the switch in the engine alone, the model from the parsed table."""
-    s, tr = await new_session(text)
+    s, tr = await replay_session(text)
     await s.launch()
     while not (s.state.is_stopped and (cuda.snapshot(s.state) or cuda.CudaSnapshot()).loaded):
         await asyncio.sleep(0.001)

@@ -72,9 +72,10 @@ class Bare:
 
 
 async def engine_session(exe: str, auto_refresh: bool):
-    from tuidbg.engine.session import DebugSession, SessionConfig
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session import SessionConfig
 
-    s = DebugSession(SessionConfig(mode="run", program=exe, nx=True, load_gdbext=False))
+    s = new_session(SessionConfig(mode="run", program=exe, nx=True, load_gdbext=False))
     s.extensions = []
     if not auto_refresh:
         s._start_refresh = lambda generation: None  # measure the engine's dispatch, not its refresh

@@ -39,6 +39,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from helpers import DEBIAN_PY311, pyenv_python, stripped_libpython  # noqa: E402
 
 from tuidbg.engine import pystack as P  # noqa: E402
+from tuidbg.engine.python import merge as M
+from tuidbg.engine.debugger import new_session
 from tuidbg.engine.session import DebugSession, SessionConfig  # noqa: E402
 from tuidbg.engine.state import ProcessState  # noqa: E402
 
@@ -77,7 +79,7 @@ async def timed(coro) -> tuple[float, object]:
 async def bench_one(name: str, exe: Path, env: dict, depth: int, stops: int) -> dict:
     cfg = SessionConfig(mode="run", program=str(exe), args=[str(PROGRAM), str(depth), str(stops)], nx=True,
                         program_env=env)
-    s = DebugSession(cfg)
+    s = new_session(cfg)
     s.extensions = []  # nothing runs after a stop but what is measured here
     await s.start()
     samples: dict[str, list[float]] = {k: [] for k in ("walk", "walk_gdb", "merged", "mi_bt", "cli_bt")}
@@ -96,7 +98,7 @@ async def bench_one(name: str, exe: Path, env: dict, depth: int, stops: int) -> 
                 t = time.perf_counter()
                 ps = await P.collect(s, thread=tid, native={tid})
                 frames, _ = await s.fetch_frames(tid, 0, 64)
-                rows = P.fold(P.merge(frames, ps.thread(tid), ps))
+                rows = M.fold(M.merge(frames, ps.thread(tid), ps))
                 merged = (time.perf_counter() - t) * 1000
                 assert any(r.kind == "python" for r in rows)
                 if i == 0:

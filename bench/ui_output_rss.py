@@ -18,7 +18,8 @@ import time
 import psutil
 from common import REPO, BUILD
 
-from tuidbg.engine.session import DebugSession, SessionConfig
+from tuidbg.engine.debugger import new_session
+from tuidbg.engine.session import SessionConfig
 
 
 def threads_prog():
@@ -36,7 +37,7 @@ async def measure(lines: int) -> None:
 
     exe = threads_prog()
     proc = psutil.Process()
-    s = DebugSession(SessionConfig(mode="run", program=str(exe), args=["output", str(lines)], nx=True))
+    s = new_session(SessionConfig(mode="run", program=str(exe), args=["output", str(lines)], nx=True))
     app = TuidbgApp(s)
     async with app.run_test(size=(160, 48)) as pilot:
         # baseline: started, before the program prints (it runs once launched; measure right away)

@@ -60,18 +60,19 @@ async def step_samples(app, steps: int, shown) -> list[float]:
 
 
 async def python_samples(python: str, steps: int) -> list[float]:
-    from tuidbg.engine import pyagent, pystack
-    from tuidbg.engine.session import DebugSession, SessionConfig
+    from tuidbg.engine import pyagent
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session import SessionConfig
     from tuidbg.ui.app import TuidbgApp
 
-    s = DebugSession(SessionConfig(mode="run", program=python, args=[str(PY_PROG)], nx=True, agent=True,
+    s = new_session(SessionConfig(mode="run", program=python, args=[str(PY_PROG)], nx=True, agent=True,
                                    python_target=True, ex=[f"break {PY_PROG}:{line_of(PY_PROG, 'loop_call')}"]))
     app = TuidbgApp(s)
 
     def shown(app, st) -> bool:
-        stop = st.extras.get(pyagent.EXTRA_STOP)
-        ps = pystack.pystack_of(st)
-        return (st.is_stopped and isinstance(stop, pyagent.AgentStop) and ps is not None and ps.ok
+        stop = st.python.stop
+        ps = st.python.stack
+        return (st.is_stopped and stop is not None and ps is not None and ps.ok
                 and app.query_one("#source").pc_line == stop.line)
 
     async with app.run_test(size=(160, 48)) as pilot:
@@ -84,11 +85,12 @@ async def python_samples(python: str, steps: int) -> list[float]:
 
 
 async def native_samples(steps: int) -> list[float]:
-    from tuidbg.engine.session import DebugSession, SessionConfig
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session import SessionConfig
     from tuidbg.ui.app import TuidbgApp
 
     exe = str(build("loop50"))
-    s = DebugSession(SessionConfig(mode="run", program=exe, nx=True, ex=[f"break {C_PROG}:{line_of(C_PROG, 'loop_a')}"]))
+    s = new_session(SessionConfig(mode="run", program=exe, nx=True, ex=[f"break {C_PROG}:{line_of(C_PROG, 'loop_a')}"]))
     app = TuidbgApp(s)
 
     def shown(app, st) -> bool:

@@ -21,11 +21,12 @@ from mi_roundtrip import PROG, Bare
 
 
 async def ui_samples(stops: int) -> list[float]:
-    from tuidbg.engine.session import DebugSession, SessionConfig
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session import SessionConfig
     from tuidbg.ui.app import TuidbgApp
 
     exe = str(build("loop50"))
-    s = DebugSession(SessionConfig(mode="run", program=exe, nx=True, ex=[f"break {PROG}:{line_of(PROG, 'loop_a')}"]))
+    s = new_session(SessionConfig(mode="run", program=exe, nx=True, ex=[f"break {PROG}:{line_of(PROG, 'loop_a')}"]))
     if os.environ.get("NO_EXT"):
         s.extensions = []
     app = TuidbgApp(s)

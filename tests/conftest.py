@@ -52,13 +52,14 @@ def libfoo(build_dir) -> Path:
 @pytest.fixture
 async def make_session():
     """Factory for started DebugSessions (gdb with -nx); all are closed at the end of the test."""
+    from tuidbg.engine.debugger import new_session
     from tuidbg.engine.session import DebugSession, SessionConfig
 
     sessions = []
 
     async def factory(start: bool = True, transport=None, **kw) -> DebugSession:
         kw.setdefault("nx", True)
-        s = DebugSession(SessionConfig(**kw), transport=transport)
+        s = new_session(SessionConfig(**kw), transport)
         sessions.append(s)
         if start:
             await s.start()

@@ -88,7 +88,7 @@ async def _stop(ctl) -> AgentStop:
     if st.process is not ProcessState.STOPPED:
         print("program output:", bytes(OUTS.get(id(ctl), b""))[-3000:])
     assert st.process is ProcessState.STOPPED, f"expected a stop, got {st.process} ({st.exit_description}) {ctl.info} {ctl.breakpoints} {ctl.session.state.breakpoints}"
-    stop = st.extras.get("agent_stop")
+    stop = st.python.stop
     assert isinstance(stop, AgentStop), f"expected a Python stop, got {st.stop.describe() if st.stop else None}"
     return stop
 
@@ -121,7 +121,7 @@ async def test_breakpoint_condition_hit_count_and_moved_line(make_session, pytho
     moved = ctl.breakpoint(moved.id)
     assert moved.resolved_line == blank + 1 and moved.verified
     assert f"line {blank} has no code; moved to line {blank + 1}" in moved.message
-    assert [b.number for b in s.state.extras["py_breakpoints"]] == ["py1", "py2"]
+    assert [b.number for b in s.state.python_breakpoints] == ["py1", "py2"]
     # The stop function's gdb breakpoint is internal (hidden from the breakpoints pane).
     assert [b.internal for b in s.state.breakpoints] == [True]
     info = await ctl.handle_console("pyinfo")
@@ -199,14 +199,12 @@ TRAP = PY / "agent_trap.py"
 
 
 async def _native_stop_with_python(ctl, what: str):
-    from tuidbg.engine import pystack
-
     st = await ctl.wait_stop(STOP_TIMEOUT)
-    assert st.process is ProcessState.STOPPED and st.extras.get("agent_stop") is None, what
+    assert st.process is ProcessState.STOPPED and st.python.stop is None, what
     s = ctl.session
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 30
-    while pystack.pystack_of(s.state) is None or not pystack.pystack_of(s.state).ok:
+    while s.state.python.stack is None or not s.state.python.stack.ok:
         assert loop.time() < deadline, "the Python stack of the native stop"
         await asyncio.sleep(0.05)
     return s.state
@@ -353,7 +351,7 @@ async def test_native_breakpoint_then_back_to_python(make_session, python, libfo
     st = await ctl.wait_stop(STOP_TIMEOUT)
     assert st.stop.reason == "breakpoint-hit" and st.stop.bkptno == nbp.number
     assert st.frames[0].func == "foo_add"
-    assert "agent_stop" not in st.extras
+    assert st.python.stop is None
     # Finish out of C: back on the Python line that made the call.
     await ctl.step_out_to_python()
     stop = await _stop(ctl)
@@ -394,7 +392,7 @@ async def test_step_into_native_and_back(make_session, python, libfoo, build_dir
     assert stop.line == call
     await ctl.step_into_native()
     st = await ctl.wait_stop(STOP_TIMEOUT)
-    assert st.stop.reason == "breakpoint-hit" and "agent_stop" not in st.extras
+    assert st.stop.reason == "breakpoint-hit" and st.python.stop is None
     assert st.frames[0].func == "testext_add"
     assert st.frames[0].fullname and st.frames[0].fullname.endswith("agent_testext.c")
     assert all(b.internal for b in s.state.breakpoints)  # the temporary native breakpoint was tuidbg's
@@ -465,7 +463,7 @@ async def test_native_crash_is_a_native_stop(make_session):
     await s.launch()
     st = await ctl.wait_stop(STOP_TIMEOUT)
     assert st.stop.reason == "signal-received" and st.stop.signal_name == "SIGSEGV"
-    assert "agent_stop" not in st.extras
+    assert st.python.stop is None
 
 
 # -- tuidbg.breakpoint() -----------------------------------------------------------------------
@@ -693,7 +691,7 @@ async def test_agent_that_cannot_start_says_why(make_session):
     await s.launch()
     assert await _exit(s, ctl) == 0  # isolated mode ignores PYTHONPATH: no agent, the program just runs
     assert ctl.info.status == "failed" and "-I" in ctl.info.message
-    assert s.state.extras["agent"].status == "failed"
+    assert s.state.python.agent.status == "failed"
 
 
 @pytest.mark.parametrize("python", INTERPRETERS)

@@ -80,7 +80,7 @@ async def test_kernel_breakpoint_focus_blocks_threads_warp_watch_12x(make_sessio
     assert snap.loaded and snap.stop_kind == cuda.STOP_BREAKPOINT and snap.bkptno == "1.2"
     f = snap.focus
     assert (f.kernel, f.block, f.thread, f.device, f.sm, f.warp, f.lane) == (0, Dim3(0, 0, 0), Dim3(0, 0, 0), 0, 0, 0, 0)
-    assert cuda.device_focus(st) and st.extras["cuda_focus"] == f
+    assert cuda.device_focus(st) and st.cuda.focus == f
     # the refresh listed device frames and locals without --thread
     assert st.frames[0].arch == "m68k" and st.frames[0].line == 8 and cuda.is_device_frame(st.frames[0])
     assert {"a", "b", "c", "n", "i"} <= {v.name for v in st.locals}
@@ -171,7 +171,7 @@ async def test_kernel_breakpoint_focus_blocks_threads_warp_watch_12x(make_sessio
     assert watch.restored and len(watch.lanes) == 32
     assert [lv.value for lv in watch.lanes] == [str(64 + n) for n in range(32)]
     assert watch.value(3).value == "67" and watch.distinct_values == 32
-    assert s.state.extras["cuda_warp_watch"] == watch
+    assert s.state.cuda.warp_watch == watch
     assert cuda.focus(s.state).lane == 3
 
     await s.cont()

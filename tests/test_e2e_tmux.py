@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shlex
 import shutil
-import subprocess
 import sys
 import time
 

@@ -4,15 +4,16 @@ which stop the user sees across the agent's own short stops."""
 from __future__ import annotations
 
 from tuidbg.agent import protocol as P
-from tuidbg.engine import pyagent
-from tuidbg.engine.pyagent import AgentStop, PyFrameInfo
-from tuidbg.engine.pystack import PyFrame, PyThread
+from tuidbg.engine.python import merge as M
+from tuidbg.engine.python import model as PM
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.python.model import AgentStop, PyFrame, PyFrameInfo, PyThread
 from tuidbg.engine.state import DebuggerState
 
 TEST = "/src/tests/test_x.py"
 PYT = "/site/_pytest/python.py"
 HOOK = "/site/_pytest/runner.py"
-AGENT = pyagent.AGENT_DIR + "/core.py"
+AGENT = PM.AGENT_DIR + "/core.py"
 
 
 def stop(reason, frames):
@@ -35,7 +36,7 @@ def test_failure_stop_shows_the_traceback_and_ties_the_running_callers_to_their_
         PyFrame(index=2, function="call_and_report", qualname="call_and_report", file=HOOK, line=260, native_level=9),
         PyFrame(index=3, function="pytest_runtest_protocol", file=HOOK, line=117, native_level=12),
     ), truncated=True, error="x")
-    t = pyagent.traceback_thread(stop(P.R_FAILURE, agent_frames), live)
+    t = M.traceback_thread(stop(P.R_FAILURE, agent_frames), live)
     assert [(f.index, f.function, f.line, f.native_level) for f in t.frames] == [
         (0, "test_fails", 15, None),
         (1, "pytest_pyfunc_call", 157, None),
@@ -44,30 +45,30 @@ def test_failure_stop_shows_the_traceback_and_ties_the_running_callers_to_their_
     ]
     assert t.tid == "1" and t.lwp == 100 and not t.truncated and t.error is None
     # qualified names: the pane shows the qualname, matching uses the function's own name
-    q = pyagent.traceback_thread(stop(P.R_UNCAUGHT, [PyFrameInfo(TEST, 3, "Suite.test_a"), PyFrameInfo(HOOK, 117, "pytest_runtest_protocol")]), live)
+    q = M.traceback_thread(stop(P.R_UNCAUGHT, [PyFrameInfo(TEST, 3, "Suite.test_a"), PyFrameInfo(HOOK, 117, "pytest_runtest_protocol")]), live)
     assert [(f.name, f.function, f.native_level) for f in q.frames] == [("Suite.test_a", "test_a", None), ("pytest_runtest_protocol", "pytest_runtest_protocol", 12)]
     # without a stack from memory (an interpreter the walker cannot read) the frames are still there
-    bare = pyagent.traceback_thread(stop(P.R_UNCAUGHT, agent_frames), None)
+    bare = M.traceback_thread(stop(P.R_UNCAUGHT, agent_frames), None)
     assert [f.function for f in bare.frames] == ["test_fails", "pytest_pyfunc_call", "call_and_report", "pytest_runtest_protocol"]
     assert all(f.native_level is None for f in bare.frames) and bare.tid == "1" and bare.lwp == 100
     # the agent's list cut short at its outer end (it sends 256 frames at most): matched from the
     # innermost frame that still runs
-    cut = pyagent.traceback_thread(stop(P.R_FAILURE, agent_frames[:3]), live)
+    cut = M.traceback_thread(stop(P.R_FAILURE, agent_frames[:3]), live)
     assert [(f.function, f.native_level) for f in cut.frames] == [
         ("test_fails", None), ("pytest_pyfunc_call", None), ("call_and_report", 9)]
     # other stops keep the stack in memory, an exception stop where it is raised too (its frames run)
-    assert pyagent.traceback_thread(stop(P.R_EXCEPTION, agent_frames), live) is None
-    assert pyagent.traceback_thread(stop(P.R_BREAKPOINT, agent_frames), live) is None
-    assert pyagent.traceback_thread(stop(P.R_STEP, agent_frames), None) is None
+    assert M.traceback_thread(stop(P.R_EXCEPTION, agent_frames), live) is None
+    assert M.traceback_thread(stop(P.R_BREAKPOINT, agent_frames), live) is None
+    assert M.traceback_thread(stop(P.R_STEP, agent_frames), None) is None
 
 
 def test_the_stop_the_user_sees_survives_the_agents_own_stops():
     s = stop(P.R_BREAKPOINT, [PyFrameInfo(TEST, 15, "test_fails")])
-    native = DebuggerState(generation=7)
-    assert pyagent.stop_generation(native) == 7
-    first = native.with_extra(pyagent.EXTRA_STOP, s).with_extra(pyagent.EXTRA_STOP_GEN, 7)
+    native = DebuggerState().evolve(generation=7)
+    assert pyview.stop_generation(native) == 7
+    first = native.with_python(stop=s, stop_generation=7)
     # an evaluation: the agent's thread ran and stopped again (generation 8), the same stop for the user
-    after_eval = DebuggerState(generation=8).with_extra(pyagent.EXTRA_STOP, s).with_extra(pyagent.EXTRA_STOP_GEN, 7)
-    assert pyagent.stop_generation(first) == pyagent.stop_generation(after_eval) == 7
+    after_eval = DebuggerState().evolve(generation=8).with_python(stop=s, stop_generation=7)
+    assert pyview.stop_generation(first) == pyview.stop_generation(after_eval) == 7
     # a native stop afterwards has no agent stop: its own generation
-    assert pyagent.stop_generation(DebuggerState(generation=9).with_extra(pyagent.EXTRA_STOP_GEN, 7)) == 9
+    assert pyview.stop_generation(DebuggerState().evolve(generation=9).with_python(stop_generation=7)) == 9

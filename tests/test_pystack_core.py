@@ -8,6 +8,7 @@ from helpers import line_of, wait_stopped
 from pystack_helpers import PY_PROGRAMS, frames_of, interpreter_params, read_json, resolve, thread_with_lwp
 
 from tuidbg.engine import mi
+from tuidbg.engine.python import merge as M
 from tuidbg.engine import pystack as P
 from tuidbg.engine.state import ProcessState
 
@@ -51,7 +52,7 @@ async def test_core_file_python_frames(make_session, build_dir, tmp_path, name):
     s = await _open_core(make_session, interp, core)
     st = await wait_stopped(s, 120)
     assert st.process is ProcessState.STOPPED and st.stop.reason == "core file"
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and ps.ok, ps
     main = thread_with_lwp(ps, rec["main"]["native_id"])
     worker = thread_with_lwp(ps, rec["worker"]["native_id"])
@@ -63,7 +64,7 @@ async def test_core_file_python_frames(make_session, build_dir, tmp_path, name):
     for t in (full.thread(main.tid), full.thread(worker.tid)):
         assert t.merged and all(f.native_level is not None for f in t.frames), t.merge_note
     assert s.state.frames_thread == main.tid  # the thread that aborted
-    rows = P.merged_stack(s.state, main.tid)
+    rows = M.merged_stack(s.state, main.tid)
     assert [r.python.function for r in rows if r.kind == "python"] == [f.function for f in main.frames]
     # locals come out of the core too
     locs = {v.name: v.value for v in await P.python_locals(s, main.tid, 0)}
@@ -81,5 +82,5 @@ async def test_core_mode_launch(make_session, build_dir, tmp_path):
     s = await make_session(mode="core", program=str(interp.exe), core=str(core))
     await s.launch()
     st = await wait_stopped(s, 120)
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert frames_of(thread_with_lwp(ps, rec["main"]["native_id"])) == rec["main"]["frames"]

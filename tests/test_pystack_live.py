@@ -13,6 +13,7 @@ from helpers import line_of, wait_for, wait_stopped
 from pystack_helpers import PY_PROGRAMS, frames_of, interpreter_params, read_json, resolve, thread_with_lwp
 
 from tuidbg.engine import pystack as P
+from tuidbg.engine.python import merge as M
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [requires_gdb, pytest.mark.slow]
@@ -41,7 +42,7 @@ async def test_frames_equal_traceback(make_session, build_dir, tmp_path, name):
     rec = read_json(out)
 
     # the refresh stage filled the state after the stop
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and ps.ok, ps
     assert ps.python.startswith(f"3.{interp.minor}")
     assert ps.offsets == interp.offsets
@@ -60,7 +61,7 @@ async def test_frames_equal_traceback(make_session, build_dir, tmp_path, name):
     assert main.thread_id == rec["main"]["ident"] and worker.thread_id == rec["worker"]["ident"]
 
     # the SIGTRAP came from stop_here (through os.kill): that is the Python frame to show
-    trap = P.stop_python_frame(st)
+    trap = M.stop_python_frame(st)
     assert trap is not None and trap.function == "stop_here" and trap.index == 0
 
     # native placement of the stopped thread: every Python frame sits on an eval-loop frame
@@ -76,7 +77,7 @@ async def test_frames_equal_traceback(make_session, build_dir, tmp_path, name):
     assert "<module>" in entries and "<lambda>" in entries and "<genexpr>" in entries
 
     # the merged view: kill() on top, Python frames in order, the eval frames gone
-    rows = P.merged_stack(s.state)
+    rows = M.merged_stack(s.state)
     py_rows = [r.python.function for r in rows if r.kind == "python"]
     assert py_rows == [f.function for f in main.frames]
     assert rows[0].kind == "native" and "kill" in rows[0].native.func
@@ -144,7 +145,7 @@ async def test_deep_recursion(make_session, build_dir, tmp_path, name, depth):
     rec = read_json(out)
     assert len(rec["frames"]) == depth
     # after the stop (the refresh stage): complete and in order
-    t = thread_with_lwp(P.pystack_of(st), rec["native_id"])
+    t = thread_with_lwp(st.python.stack, rec["native_id"])
     assert not t.truncated and t.error is None
     assert frames_of(t) == rec["frames"]
     assert t.frames[0].line == line_of(PY_PROGRAMS / "deep.py", "deep_trap")
@@ -204,16 +205,16 @@ async def test_plain_c_program_is_walked_once(make_session, threads_prog):
     await s.break_insert(file=str(src), line=line_of(src, "main_call"))
     await s.launch()
     st = await wait_stopped(s)
-    assert P.pystack_of(st) is None
+    assert st.python.stack is None
     assert ext.walks == 1
     for _ in range(3):
         await s.next()
         st = await wait_stopped(s)
         assert st.process is ProcessState.STOPPED
-        assert P.pystack_of(st) is None
+        assert st.python.stack is None
     assert ext.walks == 1
     # no Python: the merged stack is the native stack
-    rows = P.merged_stack(st)
+    rows = M.merged_stack(st)
     assert [r.kind for r in rows] == ["native"] * len(st.frames)
 
 
@@ -222,13 +223,13 @@ async def test_selecting_a_thread_places_its_frames(make_session, build_dir, tmp
     interp = resolve("debian-3.11", build_dir)
     s, st = await _start_trap(make_session, interp, tmp_path / "r.json")
     rec = read_json(tmp_path / "r.json")
-    worker = thread_with_lwp(P.pystack_of(st), rec["worker"]["native_id"])
+    worker = thread_with_lwp(st.python.stack, rec["worker"]["native_id"])
     assert worker.merge == "not-requested" and all(f.native_level is None for f in worker.frames)
     await s.select_thread(worker.tid)
     await s.wait_refreshed()
-    w2 = P.pystack_of(s.state).thread(worker.tid)
+    w2 = s.state.python.stack.thread(worker.tid)
     assert w2.merge == "anchor" and all(f.native_level is not None for f in w2.frames)
-    rows = P.merged_stack(s.state)
+    rows = M.merged_stack(s.state)
     assert [r.python.function for r in rows if r.kind == "python"] == [f.function for f in w2.frames]
 
 
@@ -266,8 +267,8 @@ async def test_older_python_is_reported_unsupported(make_session, tmp_path, mino
     s = await make_session(mode="run", program=str(exe), args=[str(prog)])
     await s.launch()
     st = await wait_stopped(s, 60)
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and not ps.ok
     assert ps.reason == f"unsupported Python {minor}: tuidbg reads CPython 3.9 to 3.14"
-    rows = P.merged_stack(st, folded=False)  # the native stack still shows
+    rows = M.merged_stack(st, folded=False)  # the native stack still shows
     assert rows and all(r.kind == "native" for r in rows)

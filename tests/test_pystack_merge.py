@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 
-from tuidbg.engine import pystack as P
+from tuidbg.engine.python import merge as M
+from tuidbg.engine.python import model as PM
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, StopInfo
 
 INTERP = (0x400000, 0x700000)  # the interpreter's .text in these examples
@@ -15,15 +15,15 @@ def nat(level, func, addr=0x7F0000000000):
 
 
 def pyf(index, function, level, file="/app/x.py", line=10, qualname=None):
-    return P.PyFrame(index=index, function=function, file=file, line=line, qualname=qualname, native_level=level)
+    return PM.PyFrame(index=index, function=function, file=file, line=line, qualname=qualname, native_level=level)
 
 
 def stack(*threads, text=(INTERP,)):
-    return P.PyStack(status="ok", python="3.12.1", threads=tuple(threads), interp_text=text)
+    return PM.PyStack(status="ok", python="3.12.1", threads=tuple(threads), interp_text=text)
 
 
 def thread(*frames, merge="anchor", tid="1", note=""):
-    return P.PyThread(tid=tid, frames=tuple(frames), merge=merge, merge_note=note)
+    return PM.PyThread(tid=tid, frames=tuple(frames), merge=merge, merge_note=note)
 
 
 def kinds(rows):
@@ -47,7 +47,7 @@ PY = thread(pyf(0, "inner", 3), pyf(1, "middle", 3), pyf(2, "<module>", 6))
 
 
 def test_python_frames_replace_their_eval_frame_and_plumbing_between_them_is_hidden():
-    rows = P.merge(NATIVE, PY, stack(PY))
+    rows = M.merge(NATIVE, PY, stack(PY))
     assert kinds(rows) == [
         ("native", "clock_nanosleep"),
         ("native", "time_sleep"),
@@ -69,13 +69,13 @@ def test_python_frames_replace_their_eval_frame_and_plumbing_between_them_is_hid
 
 
 def test_show_internal_keeps_every_interpreter_frame():
-    rows = P.merge(NATIVE, PY, stack(PY), show_internal=True)
+    rows = M.merge(NATIVE, PY, stack(PY), show_internal=True)
     assert [r.native.level for r in rows if r.kind == "native"] == [0, 1, 2, 4, 5, 7, 8, 9, 10]
     assert all(not r.elided for r in rows)
 
 
 def test_fold_collapses_glue_into_expandable_rows():
-    rows = P.fold(P.merge(NATIVE, PY, stack(PY)))
+    rows = M.fold(M.merge(NATIVE, PY, stack(PY)))
     assert kinds(rows) == [
         ("native", "clock_nanosleep"),
         ("native", "time_sleep"),
@@ -92,7 +92,7 @@ def test_fold_collapses_glue_into_expandable_rows():
     assert bottom.level == 7 and [f.level for f in bottom.frames()] == [7, 8]
     assert [c.native.func for c in rows[7].children] == ["__libc_start_call_main", "_start"]
     # a run shorter than the rule's min_run stays as it is
-    rows2 = P.fold(P.merge(NATIVE[:10], PY, stack(PY)))
+    rows2 = M.fold(M.merge(NATIVE[:10], PY, stack(PY)))
     assert kinds(rows2)[-1] == ("native", "__libc_start_call_main")
 
 
@@ -108,7 +108,7 @@ def test_torch_dispatcher_frames_fold_between_the_kernel_and_the_binding():
         nat(7, "_PyEval_EvalFrameDefault", 0x500200),
     ]
     py = thread(pyf(0, "make_tensor", 7, line=7))
-    rows = P.fold(P.merge(native, py, stack(py)))
+    rows = M.fold(M.merge(native, py, stack(py)))
     assert kinds(rows) == [
         ("native", "at::native::randn(c10::ArrayRef<long>, std::optional<c10::ScalarType>)"),
         ("fold", "torch-dispatch"),
@@ -126,60 +126,59 @@ def test_pytest_and_pluggy_frames_fold():
               pyf(2, "_multicall", 0, plug), pyf(3, "_hookexec", 0, plug), pyf(4, "runtest", 0, pt),
               pyf(5, "main", 0, "/proj/run.py")]
     py = thread(*frames)
-    rows = P.fold(P.merge([nat(0, "_PyEval_EvalFrameDefault", 0x500200)], py, stack(py)))
+    rows = M.fold(M.merge([nat(0, "_PyEval_EvalFrameDefault", 0x500200)], py, stack(py)))
     assert kinds(rows) == [("python", "test_it"), ("fold", "pytest"), ("python", "main")]
     assert [c.python.function for c in rows[1].children] == ["pytest_pyfunc_call", "_multicall", "_hookexec", "runtest"]
 
 
 def test_rules_are_data():
-    rule = P.FoldRule("mine", "My glue", native=(r"^glue_",), min_run=3)
+    rule = M.FoldRule("mine", "My glue", native=(r"^glue_",), min_run=3)
     native = [nat(0, "work"), nat(1, "glue_a"), nat(2, "glue_b"), nat(3, "top"), nat(4, "glue_c"), nat(5, "glue_d"),
               nat(6, "glue_e")]
-    rows = P.fold(P.merge(native, None), rules=[rule])
+    rows = M.fold(M.merge(native, None), rules=[rule])
     assert kinds(rows) == [("native", "work"), ("native", "glue_a"), ("native", "glue_b"), ("native", "top"),
                            ("fold", "mine")]
     assert rows[-1].label == "My glue (3 frames)"
-    assert P.fold(P.merge(native, None), rules=[]) == P.merge(native, None)
+    assert M.fold(M.merge(native, None), rules=[]) == M.merge(native, None)
 
 
 def test_unmerged_and_unplaced_python_frames_come_last_with_a_note():
     py = thread(pyf(0, "f", None), pyf(1, "g", None), merge="unmerged", note="3 eval-loop frames for 2 runs")
-    rows = P.merge(NATIVE[:4], py, stack(py))
+    rows = M.merge(NATIVE[:4], py, stack(py))
     assert kinds(rows)[-3:] == [("note", "Python stack (unmerged: 3 eval-loop frames for 2 runs)"),
                                 ("python", "f"), ("python", "g")]
     # placed on a native frame that is not loaded yet (the first page of frames only)
     py2 = thread(pyf(0, "inner", 3), pyf(1, "outer", 60))
-    rows = P.merge(NATIVE[:5], py2, stack(py2))
+    rows = M.merge(NATIVE[:5], py2, stack(py2))
     assert kinds(rows)[-2:] == [("note", "Python frames of native frames not loaded yet"), ("python", "outer")]
 
 
 def test_no_python_means_the_native_stack_unchanged():
-    rows = P.merge(NATIVE, None)
+    rows = M.merge(NATIVE, None)
     assert [r.native for r in rows] == NATIVE and not any(r.internal for r in rows)
 
 
 def test_classify():
     st = stack()
-    assert P.classify(nat(0, "_PyEval_EvalFrameDefault"), st) == "eval"
-    assert P.classify(nat(0, "take_gil", 0x500000), st) == "keep"
-    assert P.classify(nat(0, "PyThread_acquire_lock_timed"), st) == "keep"
-    assert P.classify(nat(0, "_PyObject_MakeTpCall"), st) == "internal"
-    assert P.classify(nat(0, "??", 0x500000), st) == "internal"
-    assert P.classify(nat(0, "??", 0x10000000), st) == "other"
-    assert P.classify(nat(0, "runTask", 0x10000000), st) == "other"  # a user function named like plumbing
-    assert P.classify(nat(0, "run_mod", 0x500000), st) == "internal"
+    assert M.classify(nat(0, "_PyEval_EvalFrameDefault"), st) == "eval"
+    assert M.classify(nat(0, "take_gil", 0x500000), st) == "keep"
+    assert M.classify(nat(0, "PyThread_acquire_lock_timed"), st) == "keep"
+    assert M.classify(nat(0, "_PyObject_MakeTpCall"), st) == "internal"
+    assert M.classify(nat(0, "??", 0x500000), st) == "internal"
+    assert M.classify(nat(0, "??", 0x10000000), st) == "other"
+    assert M.classify(nat(0, "runTask", 0x10000000), st) == "other"  # a user function named like plumbing
+    assert M.classify(nat(0, "run_mod", 0x500000), st) == "internal"
 
 
 def test_stop_python_frame_and_thread_lookup():
     py = thread(pyf(0, "stop_here", 5), pyf(1, "main", 5), tid="3")
-    st = DebuggerState(process=ProcessState.STOPPED, stop=StopInfo(reason="signal-received", thread_id="3",
-                                                                    signal_name="SIGTRAP"), current_thread="3")
-    assert P.stop_python_frame(st) is None
-    st = st.with_extra(P.EXTRA_KEY, stack(py))
-    f = P.stop_python_frame(st)
+    st = DebuggerState().evolve(process=ProcessState.STOPPED, stop=StopInfo(reason="signal-received", thread_id="3",
+                                                                             signal_name="SIGTRAP"), current_thread="3")
+    assert M.stop_python_frame(st) is None
+    st = st.with_python(stack=stack(py))
+    f = M.stop_python_frame(st)
     assert f.function == "stop_here" and f.native_level == 5
-    assert P.pystack_of(st).thread("3").frames_at(5) == py.frames
-    assert P.pystack_of(DebuggerState(extras=MappingProxyType({"pystack": "junk"}))) is None
+    assert st.python.stack.thread("3").frames_at(5) == py.frames
 
 
 def test_stack_from_dict():
@@ -188,11 +187,11 @@ def test_stack_from_dict():
            "threads": [{"tid": "1", "lwp": 77, "name": "python3", "thread_id": 5, "tstate": 9, "interp": 0,
                         "truncated": 0, "error": None, "merge": "anchor", "merge_note": "",
                         "frames": [[0, 2, 1, 12, 1, 4, 100, 200], [0, -1, 1, -1, 0, -1, 100, 300]]}]}
-    ps = P.stack_from_dict(res, "mi", 7)
+    ps = PM.stack_from_dict(res, "mi", 7)
     assert ps.ok and ps.generation == 7 and ps.interp_text == ((10, 20),) and ps.in_interpreter(15)
     f0, f1 = ps.thread("1").frames
     assert (f0.function, f0.qualname, f0.file, f0.line, f0.is_entry, f0.native_level) == ("f", "C.f", "/a.py", 12, True, 4)
     assert (f1.qualname, f1.line, f1.native_level, f1.name, f1.location) == (None, None, None, "f", "/a.py")
-    assert P.stack_from_dict({"status": "no-python", "reason": "x"}) is None
-    err = P.stack_from_dict({"status": "error", "reason": "unsupported Python 3.8"})
+    assert PM.stack_from_dict({"status": "no-python", "reason": "x"}) is None
+    err = PM.stack_from_dict({"status": "error", "reason": "unsupported Python 3.8"})
     assert not err.ok and err.reason == "unsupported Python 3.8"

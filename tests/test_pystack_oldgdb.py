@@ -32,7 +32,7 @@ async def test_console_command_on_cuda_gdb_118(make_session, build_dir, tmp_path
     st = await wait_stopped(s, 120)
     assert st.stop.signal_name == "SIGTRAP"
     rec = read_json(out)
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and ps.ok and ps.backend == "console", ps
     main = thread_with_lwp(ps, rec["main"]["native_id"])
     assert frames_of(main) == rec["main"]["frames"]

@@ -11,7 +11,7 @@ from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON
 
 from tuidbg.agent import protocol as AP
 from tuidbg.engine import pyagent
-from tuidbg.engine import pystack as P
+from tuidbg.engine.python import merge as M
 from tuidbg.engine.pyagent import AgentStop
 from tuidbg.engine.state import ProcessState
 
@@ -32,7 +32,7 @@ async def test_randn_breakpoint_merged_stack(make_session):
     await s.launch()
     st = await wait_stopped(s, 280)
     assert st.stop.reason == "breakpoint-hit", st.stop
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and ps.ok, ps
     py = ps.thread(st.stop.thread_id)
     assert [(f.function, f.line) for f in py.frames] == [
@@ -43,7 +43,7 @@ async def test_randn_breakpoint_merged_stack(make_session):
     assert all(f.file == str(PROG) for f in py.frames)
     assert py.merge == "anchor"
 
-    rows = P.merged_stack(st)
+    rows = M.merged_stack(st)
     names = [r.function for r in rows]
 
     def index(pred, what):
@@ -78,7 +78,7 @@ async def test_python_breakpoint_step_into_matmul_and_back(make_session):
 
     async def python_stop() -> AgentStop:
         st = await ctl.wait_stop(280)
-        stop = st.extras.get("agent_stop")
+        stop = st.python.stop
         assert isinstance(stop, AgentStop), (st.process, st.stop, bytes(out)[-2000:])
         return stop
 
@@ -87,12 +87,12 @@ async def test_python_breakpoint_step_into_matmul_and_back(make_session):
     # step into native: the first native function the line calls in an extension
     await ctl.step_into_native()
     st = await ctl.wait_stop(280)
-    assert st.stop.reason == "breakpoint-hit" and "agent_stop" not in st.extras, st.stop
+    assert st.stop.reason == "breakpoint-hit" and st.python.stop is None, st.stop
     assert "THPVariable_matmul" in st.frames[0].func, [f.func for f in st.frames[:4]]
     assert st.frames[0].library and st.frames[0].library.endswith("libtorch_python.so")
     assert all(b.internal for b in s.state.breakpoints)  # the temporary native breakpoint was tuidbg's
     # the C++ frame is tied to the Python line that called it
-    ps = P.pystack_of(st)
+    ps = st.python.stack
     assert ps is not None and ps.ok, ps
     py = ps.thread(st.stop.thread_id)
     assert [(f.function, f.line) for f in py.frames[:1]] == [("product", call)]

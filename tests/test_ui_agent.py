@@ -10,7 +10,9 @@ from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
 from ui_helpers import log_text, make_app, until
 
-from tuidbg.engine import pyagent, pystack
+from tuidbg.engine import pyagent
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.python.model import AgentStop, is_agent_file
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
@@ -49,8 +51,8 @@ def agent_stop(app):
     st = app.state
     if st.process is not ProcessState.STOPPED:
         return None
-    stop = st.extras.get(pyagent.EXTRA_STOP)
-    return stop if isinstance(stop, pyagent.AgentStop) else None
+    stop = st.python.stop
+    return stop if isinstance(stop, AgentStop) else None
 
 
 async def until_py_stop(pilot, reason: str, line: int, timeout: float = 60.0):
@@ -99,8 +101,8 @@ async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path
         status = app.query_one("#status").render().plain
         assert f"Python breakpoint 1 at {FOREVER}:{tick_ret}" in status
         # The Python frames pane shows the user's frames only (not the agent's), tick selected.
-        pt = pystack.pystack_of(app.state).thread(app.state.selected_thread)
-        shown = [f for f in pt.frames if not pyagent.is_agent_file(f.file)]
+        pt = app.state.python.stack.thread(app.state.selected_thread)
+        shown = [f for f in pt.frames if not is_agent_file(f.file)]
         assert [f.function for f in shown[:3]] == ["tick", "main", "<module>"]
         assert app.py_sel is not None and pt.frames[app.py_sel].function == "tick"
         # and numbers them from 0 as shown (the agent's hidden frames are not counted)
@@ -355,7 +357,7 @@ async def test_threads_pane_names_python_threads_and_their_python_line(interp):
         # the main thread is in work() or main(), or (under load) still in threading's start(): a frame of
         # its own stack, named with its line and file
         main = by_name["MainThread"]
-        pt = pystack.pystack_of(app.state).thread(main[1])
+        pt = app.state.python.stack.thread(main[1])
         assert main[4] in {f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}" for f in pt.frames}, (main, pt.frames)
         assert by_name["tuidbg-agent"][4] == "(tuidbg's agent)"
         assert agent_stop(app).thread_name == "worker-7"
@@ -411,7 +413,7 @@ async def test_frame_up_and_down_go_between_python_frames(interp):
         await until_py_stop(pilot, "breakpoint", c_body)
         app.query_one(SourceView).focus()
         src = app.query_one(SourceView)
-        pt = app._py_thread(app.state)
+        pt = pyview.python_thread(app.state)
 
         def on(func: str, mark: str) -> bool:
             f = pt.frames[app.py_sel] if app.py_sel is not None else None
@@ -437,10 +439,10 @@ async def test_frame_keys_from_a_python_frame_on_to_the_c_code_it_calls(libfoo):
     app = make_app(program=str(DEBIAN_PY311), args=[str(mixed), str(libfoo)], python_target=True, ex=["break foo_add"])
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "foo_add"
-                    and app._py_thread(app.state) is not None, 60, "foo_add with the Python stack")
+                    and pyview.python_thread(app.state) is not None, 60, "foo_add with the Python stack")
         await pilot.press("2", "enter")
         await until(pilot, lambda: app.py_sel == 0, 10, "compute() chosen")
-        level = app._py_thread(app.state).frames[0].native_level
+        level = pyview.python_thread(app.state).frames[0].native_level
         assert app.state.selected_frame == level
         app.query_one(SourceView).focus()
         await pilot.press("greater_than_sign")

@@ -597,7 +597,7 @@ async def test_warp_watch_side_by_side_with_per_lane_errors(make_session):
         await type_into(pilot, "e", "v")
         await settle(pilot, s)
         assert pane.view == "warp"
-        watch = s.state.extras["cuda_warp_watch"]
+        watch = s.state.cuda.warp_watch
         assert watch.restored and len(watch.lanes) == 32 and cuda.focus(s.state).lane == 16
         rows = texts(pane)
         head = next(r for r in rows if r.lstrip().startswith("watch v"))

@@ -10,7 +10,7 @@ from helpers import line_of
 from pystack_helpers import PY_PROGRAMS, resolve
 from ui_helpers import log_text, make_app, until, until_stopped
 
-from tuidbg.engine import mi, pystack
+from tuidbg.engine import mi
 from tuidbg.ui.panes.frames import CppFramesPane, FoldRow, NativeRow, PythonRow
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.variables import LocalsPane
@@ -31,11 +31,11 @@ async def test_sigtrap_selects_the_python_frame_and_panes_follow(interp_name, bu
     app = make_app(program=str(interp.exe), args=[str(TRAP), str(tmp_path / "rec.json")], program_env=interp.env, python_target=True)
     async with app.run_test(size=(160, 48)) as pilot:
         await until_stopped(pilot, 60)
-        await until(pilot, lambda: pystack.pystack_of(app.state) is not None, 60, "the Python stack")
+        await until(pilot, lambda: app.state.python.stack is not None, 60, "the Python stack")
         # the frame that sent SIGTRAP, not kill()
         await until(pilot, lambda: app.py_sel == 0, 10, "the SIGTRAP frame selected")
         st = app.state
-        pt = pystack.pystack_of(st).thread(st.selected_thread)
+        pt = st.python.stack.thread(st.selected_thread)
         assert pt.frames[0].function == "stop_here"
         src = app.query_one(SourceView)
         await until(pilot, lambda: src.path == str(TRAP) and src.pc_line == line_of(TRAP, "stop"), 10, "the .py source")
@@ -90,7 +90,7 @@ async def test_choosing_a_native_eval_frame_highlights_its_python_partner(build_
         await until(pilot, lambda: app.state.selected_frame == 0 and app.py_sel is None, 10, "frame 0")
         assert app.query_one("#source-title").render().plain in ("Source — not available",) or "syscall" in app.query_one("#source-title").render().plain
         # back to the eval frame: its innermost Python frame is the partner again
-        pt = pystack.pystack_of(app.state).thread(app.state.selected_thread)
+        pt = app.state.python.stack.thread(app.state.selected_thread)
         lvl = pt.frames[0].native_level
         app.post_message(CppFramesPane.FrameChosen(lvl, True))
         await until(pilot, lambda: app.state.selected_frame == lvl and app.py_sel == 0, 10, "the partner")
@@ -108,11 +108,12 @@ async def test_plain_c_program_hides_the_python_pane(threads_prog):
 
 async def test_core_file_in_the_tui(build_dir, tmp_path):
     from helpers import wait_stopped
-    from tuidbg.engine.session import DebugSession, SessionConfig
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session import SessionConfig
 
     interp = resolve("debian-3.11", build_dir)
     core = tmp_path / "py core"
-    s = DebugSession(SessionConfig(mode="run", program=str(interp.exe), args=[str(TRAP), str(tmp_path / "rec.json"), "abort"], program_env=interp.env, nx=True))
+    s = new_session(SessionConfig(mode="run", program=str(interp.exe), args=[str(TRAP), str(tmp_path / "rec.json"), "abort"], program_env=interp.env, nx=True))
     await s.start()
     await s.launch()
     st = await wait_stopped(s, 120)
@@ -121,8 +122,8 @@ async def test_core_file_in_the_tui(build_dir, tmp_path):
     await s.close()
     app = make_app(mode="core", program=str(interp.exe), core=str(core))
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: pystack.pystack_of(app.state) is not None, 60, "the Python stack of the core")
-        pt = pystack.pystack_of(app.state).thread(app.state.selected_thread)
+        await until(pilot, lambda: app.state.python.stack is not None, 60, "the Python stack of the core")
+        pt = app.state.python.stack.thread(app.state.selected_thread)
         assert pt.frames[0].function == "stop_here"
         rows = app.query_one("#py-list").payloads
         assert [r.frame.function for r in rows[:3]] == ["stop_here", "method", "method"]
@@ -144,7 +145,7 @@ async def test_enter_in_the_python_pane_chooses_a_frame_when_none_was_selected(l
     async with app.run_test(size=(80, 24)) as pilot:
         await until_stopped(pilot, 60)
         await until(pilot, lambda: app.state.frames and app.state.frames[0].func == "foo_add"
-                    and pystack.pystack_of(app.state) is not None, 60, "foo_add with the Python stack")
+                    and app.state.python.stack is not None, 60, "foo_add with the Python stack")
         assert app.py_sel is None
         await pilot.press("2")
         await pilot.press("enter")

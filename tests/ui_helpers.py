@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from tuidbg.engine.session import DebugSession, SessionConfig
+from tuidbg.engine.debugger import new_session
+from tuidbg.engine.session import SessionConfig
 from tuidbg.engine.state import ProcessState
 
 
@@ -16,7 +17,7 @@ def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
 
     cfg.setdefault("nx", True)
     cfg.setdefault("mode", "run")
-    session = DebugSession(SessionConfig(**cfg))
+    session = new_session(SessionConfig(**cfg))
     app = TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
     _made.append(app)
     return app

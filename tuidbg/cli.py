@@ -304,9 +304,9 @@ def cmd_core(args) -> int:
 async def start_session(cfg):
     """Start gdb and, for attach and core, the target; raise UsageError with gdb's reason."""
     from tuidbg.engine.errors import EngineError, StartupError
-    from tuidbg.engine.session import DebugSession
+    from tuidbg.engine.debugger import new_session
 
-    session = DebugSession(cfg)
+    session = new_session(cfg)
     try:
         # run: the program's symbols load inside the UI (which shows gdb reading
         # them); attach and core report their failures here, before any screen.

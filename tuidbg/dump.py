@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import sys
-from dataclasses import replace
 from typing import Any
 
 FRAMES_PER_THREAD = 100000
@@ -59,12 +58,12 @@ async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict[str,
     from tuidbg.engine.session import DebugSession, SessionConfig
     from tuidbg.launch import UsageError
 
+    # no extensions: no agent, no per-stop work beyond what we ask (read-only)
     session = DebugSession(SessionConfig(mode="attach", pid=pid, gdb=gdb, nx=True))
-    session.extensions = []  # read-only: no agent, no per-stop work beyond what we ask
     # The refresh after the attach stop would read the selected frame's locals (slow with a libc
     # that has debug info) and frames that a dump reads itself: with no thread selected it only
     # lists the threads.
-    session.stop_hooks.append(lambda st: replace(st, selected_thread=None))
+    session.stop_hooks.append(lambda st: st.evolve(selected_thread=None))
     try:
         try:
             await session.start()
@@ -98,6 +97,8 @@ async def _wait_stopped(session, timeout: float):
 
 async def _report(session, state, pid: int, native: bool) -> dict[str, Any]:
     from tuidbg.engine import pystack as P
+    from tuidbg.engine.python import merge as M
+    from tuidbg.engine.python.model import PyStack
     from tuidbg.engine.errors import EngineError
 
     try:
@@ -113,7 +114,7 @@ async def _report(session, state, pid: int, native: bool) -> dict[str, Any]:
     try:
         ps = await P.collect(session, native="all" if native else "none")
     except EngineError as exc:
-        ps = P.PyStack(status="error", reason=str(exc))
+        ps = PyStack(status="error", reason=str(exc))
     if ps is None:
         report["note"] = "no CPython runtime in this process"
     elif not ps.ok:
@@ -141,7 +142,7 @@ async def _report(session, state, pid: int, native: bool) -> dict[str, Any]:
             if py.error:
                 entry["python_error"] = py.error
         if native:
-            rows = P.fold(P.merge(native_frames[t.id], py, ps))
+            rows = M.fold(M.merge(native_frames[t.id], py, ps))
             entry["stack"] = [_row_dict(r) for r in rows]
             if py is not None and not py.merged and py.frames:
                 entry["merge_note"] = py.merge_note

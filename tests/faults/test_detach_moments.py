@@ -116,7 +116,7 @@ async def test_detach_at_a_python_breakpoint(python, make_session):
         await ctl.add_breakpoint(str(STEADY), line_of(STEADY, "work"))
         await s.cont()
         st = await ctl.wait_stop(60)
-        assert isinstance(st.extras.get(pyagent.EXTRA_STOP), pyagent.AgentStop)
+        assert st.python.stop is not None
         await s.close("detach")
         _assert_as_before(p, before)
     finally:

@@ -13,8 +13,9 @@ cuda-gdb. A pane uses it like this::
     rows = await ext.expand_block(kernel=0, block=Dim3(1, 0, 0))
     watch = await ext.warp_watch("i * 2")
 
-Everything a stop brings is in ``state.extras``: ``"cuda"`` (CudaSnapshot) and
-``"cuda_focus"`` (CudaFocus, or None while the focus is on a host thread).
+Everything a stop brings is in the process's ``state.cuda`` (``CudaView``): the
+``snapshot`` (CudaSnapshot), the ``focus`` (CudaFocus, or None while the focus is
+on a host thread) and the last ``warp_watch``.
 
 Requests stay bounded: the refresh after a stop reads the devices, the kernels,
 the coalesced blocks and threads of one kernel and the 32 lanes of the focused
@@ -82,6 +83,7 @@ from tuidbg.engine.cuda_model import (  # noqa: F401  (re-exported API)
     parse_table,
 )
 from tuidbg.engine.errors import EngineError, MIError
+from tuidbg.engine.extensions import Extension
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, apply_refresh
 
 if TYPE_CHECKING:
@@ -148,14 +150,7 @@ async def configure(session: "DebugSession") -> None:
 
 def focus(state: DebuggerState) -> CudaFocus | None:
     """cuda-gdb's focus when it is on a device thread, else None."""
-    if state.process is not ProcessState.STOPPED:
-        return None
-    if "cuda_focus" in state.extras:
-        f = state.extras["cuda_focus"]
-        return f if isinstance(f, CudaFocus) else None
-    if state.stop is not None:
-        return CudaFocus.from_mi(state.stop.payload.get("CudaFocus"))
-    return None
+    return state.device_focus
 
 
 def device_focus(state: DebuggerState) -> bool:
@@ -164,8 +159,7 @@ def device_focus(state: DebuggerState) -> bool:
 
 def snapshot(state: DebuggerState) -> CudaSnapshot | None:
     """The CUDA snapshot of this state (None when the session is not cuda-gdb)."""
-    s = state.extras.get("cuda")
-    return s if isinstance(s, CudaSnapshot) else None
+    return state.cuda.snapshot
 
 
 def get(session: "DebugSession") -> CudaExtension | None:
@@ -202,7 +196,7 @@ def _matches(flt: CudaFilter, f: CudaFocus) -> bool:
     return True
 
 
-class CudaExtension:
+class CudaExtension(Extension):
     """Plugs cuda-gdb support into a DebugSession (inert under plain gdb)."""
 
     def __init__(self, config: "SessionConfig | None" = None, auto_rows_limit: int = AUTO_ROWS_LIMIT) -> None:
@@ -231,6 +225,10 @@ class CudaExtension:
     def active(self) -> bool:
         return self.caps is not None
 
+    async def on_gdb_ready(self, session: "DebugSession") -> None:
+        if session.info.is_cuda:
+            await configure(session)
+
     async def on_configure(self, session: "DebugSession") -> None:
         self.session = session
         if not session.info.is_cuda:
@@ -243,7 +241,7 @@ class CudaExtension:
         self.settings = await self._read_settings(session)
         session.stop_hooks.append(self._stop_hook)
         session.refresh_stages.append(self._refresh_stage)
-        session.set_state(session.state.with_extra("cuda", CudaSnapshot(caps=self.caps, settings=self.settings)))
+        session.set_state(session.state.with_cuda(snapshot=CudaSnapshot(caps=self.caps, settings=self.settings)))
 
     async def _probe_caps(self, session: "DebugSession") -> CudaCaps:
         info = session.info
@@ -307,7 +305,7 @@ class CudaExtension:
             self.last_device_focus = f
         self._cache.clear()
         self._cache_gen = st.generation
-        return st.with_extra("cuda", snap).with_extra("cuda_focus", f)
+        return st.with_cuda(snapshot=snap, focus=f, focus_known=True)
 
     # -- state helpers ----------------------------------------------------------------------
 
@@ -330,7 +328,7 @@ class CudaExtension:
         if snap is None or st.generation != generation or snap.generation != generation:
             return None
         new = replace(snap, **changes)
-        s.set_state(st.with_extra("cuda", new))
+        s.set_state(st.with_cuda(snapshot=new))
         return new
 
     async def _table(self, command: str, expect: str | None = None, timeout: float | None = None) -> MITable:
@@ -756,8 +754,8 @@ class CudaExtension:
                 threads=snap.threads.with_focus(new) if snap.threads is not None else None,
                 lanes=snap.lanes if new.same_warp(old) else (),
             )
-            st = st.with_extra("cuda", snap)
-        st = replace(st.with_extra("cuda_focus", new), selected_thread=tid, selected_frame=0)
+            st = st.with_cuda(snapshot=snap)
+        st = st.with_cuda(focus=new, focus_known=True).evolve(selected_thread=tid, selected_frame=0)
         s.set_state(st)
         frames, more = await s.fetch_frames(tid or "", 0, FRAME_PAGE)
         s.set_state(apply_refresh(s.state, gen, frames=frames, frames_thread=tid, more_frames=more))
@@ -775,7 +773,7 @@ class CudaExtension:
                 cur = snapshot(s.state)
                 if cur is not None and s.state.generation == gen:
                     lanes = tuple(replace(ln, current=(ln.lane == new.lane)) for ln in lanes)
-                    s.set_state(s.state.with_extra("cuda", replace(cur, lanes=lanes)))
+                    s.set_state(s.state.with_cuda(snapshot=replace(cur, lanes=lanes)))
 
     async def select_host_thread(self, tid: str) -> None:
         """Look at a host thread: this drops cuda-gdb's device focus (restore_device_focus brings it back)."""
@@ -787,10 +785,10 @@ class CudaExtension:
                 self.last_device_focus = f
             snap = snapshot(st)
             if snap is not None:
-                st = st.with_extra(
-                    "cuda", replace(snap, focus=None, threads=snap.threads.with_focus(None) if snap.threads is not None else None)
+                st = st.with_cuda(
+                    snapshot=replace(snap, focus=None, threads=snap.threads.with_focus(None) if snap.threads is not None else None)
                 )
-            s.set_state(st.with_extra("cuda_focus", None))
+            s.set_state(st.with_cuda(focus=None, focus_known=True))
             await s.select_thread(tid)
 
     async def restore_device_focus(self) -> FocusSwitch:
@@ -822,8 +820,8 @@ class CudaExtension:
                     st = s.state
                     snap = snapshot(st)
                     if snap is not None:
-                        st = st.with_extra("cuda", replace(snap, focus=granted))
-                    s.set_state(st.with_extra("cuda_focus", granted))
+                        st = st.with_cuda(snapshot=replace(snap, focus=granted))
+                    s.set_state(st.with_cuda(focus=granted, focus_known=True))
             if res.cls != "done":
                 raise CudaError(str(res.get("msg", f"cannot read the frames of thread {tid}")))
             return frames
@@ -851,7 +849,7 @@ class CudaExtension:
         s = self._session()
         snap = snapshot(s.state)
         if snap is not None:
-            s.set_state(s.state.with_extra("cuda", replace(snap, settings=self.settings)))
+            s.set_state(s.state.with_cuda(snapshot=replace(snap, settings=self.settings)))
 
     # -- warp watch -------------------------------------------------------------------------
 
@@ -913,7 +911,7 @@ class CudaExtension:
             out.sort(key=lambda lv: lv.lane)
             watch = WarpWatch(expression=expr, focus=f, lanes=tuple(out), restored=restored, frame=level)
             if s.state.generation == gen:
-                s.set_state(s.state.with_extra("cuda_warp_watch", watch))
+                s.set_state(s.state.with_cuda(warp_watch=watch))
             return watch
 
     # -- breakpoints ------------------------------------------------------------------------

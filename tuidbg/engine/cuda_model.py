@@ -1344,7 +1344,7 @@ def kernel_breakpoint_view(bp: Any) -> KernelBreakpointView:
     multi = len(locs) > 1 or getattr(bp, "addr", "") == "<MULTIPLE>"
     if not multi:
         if not locs and getattr(bp, "addr", "") not in ("", "<PENDING>") and not getattr(bp, "pending", None):
-            from tuidbg.engine.state import BreakpointLocation
+            from tuidbg.engine.records import BreakpointLocation
 
             locs = (
                 BreakpointLocation(
@@ -1502,7 +1502,7 @@ class WarpWatch:
 
 @dataclass(frozen=True)
 class CudaSnapshot:
-    """CUDA state at one stop (``state.extras["cuda"]``).
+    """CUDA state at one stop (``state.cuda.snapshot``).
 
     Filled in two steps: the stop hook sets what ``*stopped`` says (focus, stop
     kind, exception); the refresh stage adds the tables and sets ``loaded``.

@@ -1,32 +1,58 @@
-"""Parts of the engine that plug into a session: Python stacks, the Python agent, CUDA.
+"""The door between a session and the parts of the engine that plug into it (Python stacks, the
+Python agent, CUDA): ``Extension``, whose hooks the session calls in this order:
 
-An extension is any object with some of these async methods, called in order:
-
-- ``on_configure(session)``: gdb is up and configured, the program is loaded but
-  not started (run), or not attached yet (attach), or the core not opened (core).
+- ``on_gdb_ready(session)``: gdb answered and is set up (``session.info`` says which gdb it is);
+  nothing is loaded yet.
+- ``on_configure(session)``: the program is loaded but not started (run), or not attached yet
+  (attach), or the core not opened (core). Extensions register what they need on the session
+  here: ``refresh_stages`` (run after each stop's refresh), ``stop_hooks`` (pure, applied to the
+  state of each stop), state listeners.
 - ``on_launch(session)``: the program was started, attached to, or the core opened.
+- ``before_run(session)``: the program is about to start again (``run``).
+- ``claims_console(text)`` / ``handle_console(text)``: console commands the extension runs
+  itself (the agent's ``pybreak``); the others go to gdb.
+- ``restore_bytes()`` and ``abandon()``: gdb is hung or gone and the session leaves the program
+  without it (``DebugSession.abandon``): the code the extension's breakpoints cover, and a
+  synchronous chance to switch off what it put in the program.
 
-Extensions register what they need on the session (``refresh_stages``,
-``stop_hooks``, ``state`` extras) from those methods.
+Which extensions a session has is decided where sessions are made (``tuidbg.engine.debugger``):
+this module and the session know none of them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Sequence
 
-if TYPE_CHECKING:
-    from tuidbg.engine.session import SessionConfig
+# (The session and its configuration are typed loosely here: this module sits below the session.)
+Session = Any  # a tuidbg.engine.session.DebugSession
 
 
-def default_extensions(config: "SessionConfig") -> list[Any]:
-    exts: list[Any] = []
-    from tuidbg.engine.cuda import CudaExtension  # inert unless gdb turns out to be cuda-gdb
+class Extension:
+    """A part that plugs into a ``DebugSession``; every hook does nothing unless overridden."""
 
-    exts.append(CudaExtension(config))
-    from tuidbg.engine.pystack import PystackExtension  # Python stacks after every stop
-    exts.append(PystackExtension())
-    if config.agent:  # Python breakpoints and stepping (tuidbg/agent, tuidbg/engine/pyagent.py)
-        from tuidbg.engine.pyagent import PyAgent
+    async def on_gdb_ready(self, session: Session) -> None:
+        return None
 
-        exts.append(PyAgent(config))
-    return exts
+    async def on_configure(self, session: Session) -> None:
+        return None
+
+    async def on_launch(self, session: Session) -> None:
+        return None
+
+    async def before_run(self, session: Session) -> None:
+        return None
+
+    def claims_console(self, text: str) -> bool:
+        return False
+
+    async def handle_console(self, text: str) -> str | None:
+        return None
+
+    def restore_bytes(self) -> dict[int, bytes]:
+        return {}
+
+    def abandon(self) -> None:
+        return None
+
+
+ExtensionFactory = Callable[[Any], Sequence[Extension]]  # SessionConfig -> the extensions

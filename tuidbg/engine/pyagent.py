@@ -8,12 +8,11 @@ agent. The agent and the wire format are described in ``tuidbg/agent``.
 
 What the UI uses (``controller(session)`` finds the instance):
 
-- state extras, refreshed at every stop and whenever they change:
-  ``py_breakpoints`` (tuple of ``PyBreakpoint``), ``agent`` (``AgentInfo``),
-  ``agent_stop`` (``AgentStop``: the Python side of a stop made by the agent),
-  ``agent_stop_pending`` (True between such a stop and its ``agent_stop``),
-  ``agent_transient`` (True on the short internal stops of a request: panes
-  need not redraw);
+- the state, refreshed at every stop and whenever it changes:
+  ``state.python_breakpoints`` (the table) and the process's ``state.python``
+  (``PythonView``: the agent's ``AgentInfo``, the ``AgentStop`` of a stop it made,
+  ``stop_pending`` between such a stop and its ``AgentStop``, ``transient`` on the
+  short internal stops of a request: panes need not redraw);
 - breakpoints: ``add_breakpoint``, ``delete_breakpoint``, ``enable_breakpoint``,
   ``set_condition``, ``set_ignore_count``, ``toggle_breakpoint_at``;
 - execution: ``step_over``, ``step_into``, ``step_out``, ``step_into_native``,
@@ -23,13 +22,12 @@ What the UI uses (``controller(session)`` finds the instance):
 - ``handle_console(text)`` for the ``py*`` console commands (``pyhelp``);
 - ``on_message(callback)`` for notes such as "breakpoint moved to line 12";
 - ``shutdown()`` before detaching (called by ``session.detach`` too);
-- ``is_agent_frame(frame)``, ``is_agent_file(path)``: what to hide.
+- ``is_agent_frame(frame)``: what to hide (``python.model.is_agent_file`` for Python files).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import os
@@ -38,283 +36,27 @@ import shlex
 import shutil
 import struct
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
+from tuidbg.engine.extensions import Extension
+from tuidbg.engine.python.model import AGENT_DIR, AgentInfo, AgentStop, PyBreakpoint, user_frames
+from tuidbg.engine.python.view import stop_generation
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, mark_internal
 
 log = logging.getLogger("tuidbg.engine")
 
-AGENT_DIR = os.path.dirname(os.path.abspath(P.__file__))
 BOOT_DIR = os.path.join(AGENT_DIR, "boot")
 TUIDBG_PARENT = os.path.dirname(os.path.dirname(AGENT_DIR))
 
-EXTRA_BREAKPOINTS = "py_breakpoints"
-EXTRA_AGENT = "agent"
-EXTRA_STOP = "agent_stop"
-EXTRA_PENDING = "agent_stop_pending"
-EXTRA_TRANSIENT = "agent_transient"
-EXTRA_STOP_GEN = "agent_stop_generation"  # the generation of the stop the user sees (kept by agent requests)
-EXTRA_NATIVE_STEP = "agent_native_step"  # the stop is "step into native" arriving in the C function
 
 REQUEST_TIMEOUT = 5.0
 TABLE_TIMEOUT = 1.0  # how long the agent's thread may take to apply a table while the others wait
 FIRST_TRY = 1.0  # answering with only the agent's thread running; then with every thread
 FIRST_READ = 4096 - 64  # the header and a typical stop in one read; larger ones take a second
-
-
-# ---------------------------------------------------------------------------------------------
-# What the UI sees
-
-
-@dataclass(frozen=True)
-class PyBreakpoint:
-    id: int
-    file: str
-    line: int  # the line asked for
-    condition: str | None = None
-    ignore_count: int = 0
-    enabled: bool = True
-    temporary: bool = False
-    resolved_line: int | None = None  # the line it is on (the next line with code)
-    verified: bool = False  # the agent found code on that line
-    hits: int = 0
-    message: str | None = None  # e.g. "line 10 has no code; moved to line 12"
-    rev: int = 0
-
-    @property
-    def number(self) -> str:
-        return f"py{self.id}"
-
-    @property
-    def effective_line(self) -> int:
-        return self.resolved_line if self.resolved_line is not None else self.line
-
-    @property
-    def label(self) -> str:
-        return f"{os.path.basename(self.file)}:{self.effective_line}"
-
-    def describe(self) -> str:
-        parts = [f"Python breakpoint {self.id} at {self.file}:{self.effective_line}"]
-        if not self.enabled:
-            parts.append("(disabled)")
-        if self.temporary:
-            parts.append("(temporary)")
-        if self.condition:
-            parts.append(f"if {self.condition}")
-        if self.ignore_count:
-            parts.append(f"(ignore {self.ignore_count})")
-        if self.hits:
-            parts.append(f"hit {self.hits} time{'s' if self.hits != 1 else ''}")
-        if not self.verified and self.message:
-            parts.append(f"[{self.message}]")
-        return " ".join(parts)
-
-
-@dataclass(frozen=True)
-class PyFrameInfo:
-    file: str
-    line: int
-    func: str
-
-    @property
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-@dataclass(frozen=True)
-class ExceptionInfo:
-    type: str
-    message: str
-    traceback: str = ""
-
-    def describe(self) -> str:
-        name = self.type.rsplit(".", 1)[-1] if self.type.startswith("builtins.") else self.type
-        return f"{name}: {self.message}" if self.message else name
-
-
-@dataclass(frozen=True)
-class AgentStop:
-    """The Python side of a stop made by the agent (its stop function), read from its mailbox."""
-
-    reason: str  # protocol.R_*: breakpoint, step, set_trace, exception, uncaught, failure, native_call
-    seq: int
-    thread_id: str | None  # gdb thread id of the thread that stopped
-    native_id: int | None  # its LWP
-    python_thread: int | None  # threading.get_ident() in the program
-    thread_name: str | None = None
-    file: str | None = None
-    line: int | None = None
-    func: str | None = None
-    frames: tuple[PyFrameInfo, ...] = ()  # the user's Python frames, innermost first (agent frames left out)
-    bp_id: int | None = None
-    hits: int | None = None
-    exception: ExceptionInfo | None = None
-    message: str | None = None  # e.g. an error in a breakpoint condition
-    test: str | None = None  # pytest node id (failure)
-    native_addr: int | None = None  # native_call: the C function about to be called
-    native_name: str | None = None
-    returned_from: str | None = None
-    thread_names: tuple[tuple[int, str], ...] = ()  # (LWP, threading name) of the program's Python threads
-
-    @property
-    def frame(self) -> PyFrameInfo | None:
-        return self.frames[0] if self.frames else None
-
-    def describe(self) -> str:
-        where = f"{self.file}:{self.line}" if self.file else "?"
-        r = self.reason
-        if r == P.R_BREAKPOINT:
-            text = f"Python breakpoint {self.bp_id} at {where}"
-        elif r == P.R_STEP:
-            text = f"step finished at {where}"
-        elif r == P.R_SET_TRACE:
-            text = f"tuidbg.set_trace() at {where}"
-        elif r in (P.R_EXCEPTION, P.R_UNCAUGHT, P.R_FAILURE):
-            kind = {P.R_EXCEPTION: "exception raised", P.R_UNCAUGHT: "uncaught exception", P.R_FAILURE: "test failed"}[r]
-            exc = self.exception.describe() if self.exception else ""
-            text = f"{kind} at {where}: {exc}" if exc else f"{kind} at {where}"
-        elif r == P.R_NATIVE_CALL:
-            text = f"about to call native {self.native_name} at {where}"
-        else:
-            text = f"{r} at {where}"
-        if self.message:
-            text += f" ({self.message})"
-        return text
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], thread_id: str | None) -> AgentStop:
-        frames = tuple(
-            PyFrameInfo(str(f.get("file", "?")), int(f.get("line") or 0), str(f.get("func", "?")))
-            for f in d.get("frames") or ()
-            if isinstance(f, Mapping)
-        )
-        exc = d.get("exception")
-        native = d.get("native") or {}
-        return cls(
-            reason=str(d.get("reason", "")),
-            seq=int(d.get("seq", 0)),
-            thread_id=thread_id,
-            native_id=d.get("native_id"),
-            python_thread=d.get("thread"),
-            thread_name=d.get("thread_name"),
-            file=d.get("file"),
-            line=d.get("line"),
-            func=d.get("func"),
-            frames=frames,
-            bp_id=d.get("bp"),
-            hits=d.get("hits"),
-            exception=ExceptionInfo(str(exc.get("type", "")), str(exc.get("message", "")), str(exc.get("traceback", "")))
-            if isinstance(exc, Mapping)
-            else None,
-            message=d.get("message"),
-            test=d.get("test"),
-            native_addr=native.get("addr"),
-            native_name=native.get("name"),
-            returned_from=d.get("returned_from"),
-            thread_names=tuple(
-                (int(t[0]), str(t[1])) for t in d.get("threads") or ()
-                if isinstance(t, (list, tuple)) and len(t) == 2 and isinstance(t[0], int)
-            ),
-        )
-
-
-@dataclass(frozen=True)
-class AgentInfo:
-    """The agent's state: "off", "waiting" (not connected yet), "connected", "disconnected", "failed"."""
-
-    status: str = "waiting"
-    message: str | None = None
-    pid: int | None = None
-    python: str | None = None
-    backend: str | None = None  # "sys.monitoring" or "settrace"
-    how: str | None = None  # "run" or "attach"
-    stub_addr: int | None = None
-    arm_addr: int | None = None  # the agent's "arm a step here" function (steps from native stops)
-    mailbox: int | None = None
-    control_native_id: int | None = None  # LWP of the agent's own thread (hide it)
-    main_native_id: int | None = None
-    agent_dir: str = AGENT_DIR
-
-    @property
-    def connected(self) -> bool:
-        return self.status == "connected"
-
-
-@functools.lru_cache(maxsize=4096)
-def is_agent_file(path: str | None) -> bool:
-    """Whether a Python source file belongs to tuidbg's agent (its frames are hidden)."""
-    return bool(path) and os.path.abspath(path).startswith(AGENT_DIR + os.sep)
-
-
-def user_frames(frames: Iterable[Any]) -> tuple[Any, ...]:
-    """The Python frames (anything with ``.file``) that are not tuidbg's agent, in order."""
-    return tuple(f for f in frames if not is_agent_file(f.file))
-
-
-# Stops made after the frames that raised have returned: the stack in memory no longer holds them.
-# (An exception stop where it is raised, R_EXCEPTION, has its frames on the stack.)
-EXCEPTION_STOPS = (P.R_UNCAUGHT, P.R_FAILURE)
-
-
-def traceback_thread(stop: AgentStop, live: Any = None) -> Any:
-    """The Python stack to show for an exception stop: the agent's frames (the traceback, innermost
-    first, then its callers), as a ``pystack.PyThread`` whose frame ``index`` is the agent's frame
-    number (what ``evaluate``/``python_locals`` take).
-
-    An uncaught exception or a failed pytest test stops after the frames that raised have returned:
-    the stack in memory (``live``, the walker's thread) no longer holds them. The outer frames that
-    are still running get ``native_level`` from their partner in ``live``; the rest have none.
-    Returns None for other stops.
-    """
-    from tuidbg.engine.pystack import PyFrame, PyThread
-
-    if stop.reason not in EXCEPTION_STOPS or not stop.frames:
-        return None
-    ours = list(stop.frames)
-    levels: list[int | None] = [None] * len(ours)
-    if live is not None:
-        walked = [f for f in user_frames(live.frames)]
-
-        def same(a: PyFrameInfo, w: Any) -> bool:
-            return a.file == w.file and a.func.rsplit(".", 1)[-1] == w.function
-
-        # from the outermost frame in; when one list was cut short (the agent sends 256 frames at most,
-        # the walk may stop early), from the innermost running frame out
-        i, j = len(ours) - 1, len(walked) - 1
-        while i >= 0 and j >= 0 and same(ours[i], walked[j]):
-            levels[i] = walked[j].native_level
-            i, j = i - 1, j - 1
-        if i == len(ours) - 1 and walked:
-            start = next((k for k, a in enumerate(ours) if same(a, walked[0]) and a.line == walked[0].line), None)
-            if start is not None:
-                for k, w in zip(range(start, len(ours)), walked):
-                    if not same(ours[k], w):
-                        break
-                    levels[k] = w.native_level
-    frames = tuple(
-        PyFrame(index=k, function=f.func.rsplit(".", 1)[-1], qualname=f.func, file=f.file, line=f.line,
-                native_level=levels[k])
-        for k, f in enumerate(ours)
-    )
-    if live is not None:
-        return replace(live, frames=frames, truncated=False, error=None)
-    return PyThread(tid=stop.thread_id, frames=frames, lwp=stop.native_id, name=stop.thread_name,
-                    thread_id=stop.python_thread or 0)
-
-
-def stop_generation(state: DebuggerState) -> int:
-    """Which stop the user sees: the state's generation, except that a request answered by the
-    agent (an evaluation, the locals of a frame) makes a short stop of its own with a new generation,
-    and that stop is still the same one for the user."""
-    if isinstance(state.extras.get(EXTRA_STOP), AgentStop):
-        gen = state.extras.get(EXTRA_STOP_GEN)
-        if isinstance(gen, int) and gen:
-            return gen
-    return state.generation
 
 
 def controller(session) -> PyAgent | None:
@@ -328,7 +70,7 @@ def controller(session) -> PyAgent | None:
 # ---------------------------------------------------------------------------------------------
 
 
-class PyAgent:
+class PyAgent(Extension):
     """Session extension: the controller the UI calls for Python debugging."""
 
     def __init__(self, config) -> None:
@@ -500,8 +242,7 @@ class PyAgent:
         st = state or self._state()
         if st is None or not st.is_stopped or not self._is_stub_stop(st):
             return None
-        stop = st.extras.get(EXTRA_STOP)
-        return stop if isinstance(stop, AgentStop) else None
+        return st.python.stop
 
     async def step_over(self, frame: int = 0, thread: str | None = None) -> None:
         await self._step(P.M_OVER, frame, thread)
@@ -536,7 +277,7 @@ class PyAgent:
             hidden = stop is None and await self._apply_pending_table()
             await s.cont()
             if hidden:
-                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False))
+                s.set_state(s.state.with_python(transient=False))
 
     async def _apply_pending_table(self) -> bool:
         """At a native stop where Python breakpoints changed: let the agent's own thread run alone until
@@ -554,7 +295,7 @@ class PyAgent:
             return False
         old = await self._scheduler_locking()
         self._transient_native += 1
-        s.set_state(st.with_extra(EXTRA_TRANSIENT, True))  # the short run and stop are not the user's
+        s.set_state(st.with_python(transient=True))  # the short run and stop are not the user's
         try:
             await s.cmd("-gdb-set scheduler-locking on")
             gen = s.state.generation
@@ -658,7 +399,7 @@ class PyAgent:
                 return st
             if st.is_stopped and not self._transient:
                 st = await s.wait_refreshed(max(0.1, deadline - loop.time()))
-                if st.is_stopped and not st.extras.get(EXTRA_PENDING) and not st.extras.get(EXTRA_TRANSIENT):
+                if st.is_stopped and not st.python.stop_pending and not st.python.transient:
                     return st
             if loop.time() > deadline:
                 raise Timeout("waiting for a stop", timeout)
@@ -838,19 +579,18 @@ class PyAgent:
         )
 
     def _stop_hook(self, st: DebuggerState) -> DebuggerState:
-        st = st.with_extra(EXTRA_BREAKPOINTS, self.breakpoints).with_extra(EXTRA_AGENT, self.info)
+        st = st.evolve(python_breakpoints=self.breakpoints).with_python(agent=self.info)
         if st.process is not ProcessState.STOPPED:
             return st
         if self._transient_native:
             # gdb's finish back to the eval loop of a step armed from a native stop.
-            return st.with_extra(EXTRA_TRANSIENT, True)
+            return st.with_python(transient=True)
         if self._transient and self._last_stop is not None:
             # A stop of a request in progress (its answer, or the interrupt of its fallback).
             self._transient_gens.add(st.generation)
-            return (st.with_extra(EXTRA_TRANSIENT, True).with_extra(EXTRA_STOP, self._last_stop)
-                    .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
+            return st.with_python(transient=True, stop=self._last_stop, stop_generation=self._last_stop_gen)
         if self._is_stub_stop(st):
-            return st.with_extra(EXTRA_PENDING, True)
+            return st.with_python(stop_pending=True)
         stop = st.stop
         if (
             self._native_tbreak is not None
@@ -859,7 +599,7 @@ class PyAgent:
             and stop.bkptno == self._native_tbreak
         ):
             self._native_tbreak = None  # gdb deletes a temporary breakpoint when it hits
-            return st.with_extra(EXTRA_NATIVE_STEP, True)
+            return st.with_python(native_step=True)
         return st
 
     async def _stage(self, session, generation: int) -> None:
@@ -907,9 +647,8 @@ class PyAgent:
             self._notify(f"tuidbg: {stop.describe()}")
         cur = session.state
         if cur.generation == generation:
-            new = cur.with_extra(EXTRA_STOP, stop).with_extra(EXTRA_PENDING, False)
-            new = new.with_extra(EXTRA_BREAKPOINTS, self.breakpoints).with_extra(EXTRA_STOP_GEN, generation)
-            session.set_state(new)
+            new = cur.evolve(python_breakpoints=self.breakpoints)
+            session.set_state(new.with_python(stop=stop, stop_pending=False, stop_generation=generation))
 
     async def _native_call_stop(self, stop: AgentStop, data: Mapping[str, Any]) -> None:
         """"step into native" found the C function: break there and let the call happen."""
@@ -1063,8 +802,6 @@ class PyAgent:
         runs back to the eval loop of the Python frame (gdb's finish), then gdb calls the agent's arm
         function in it (only that thread running), which arms the step there; then the program goes on.
         ``frame`` counts the thread's Python frames from the innermost, the agent's left out."""
-        from tuidbg.engine import pystack
-
         s = self._session()
         if mode not in P.ARM_MODES:
             raise EngineError(f"cannot start a Python {mode} step from a native stop")
@@ -1072,7 +809,7 @@ class PyAgent:
             raise EngineError("Python stepping needs tuidbg's Python agent running in the program")
         st = s.state
         tid = thread or st.selected_thread or st.current_thread
-        ps = pystack.pystack_of(st)
+        ps = st.python.stack
         pt = ps.thread(tid) if ps is not None and ps.ok else None
         frames = user_frames(pt.frames) if pt is not None else ()
         if not 0 <= frame < len(frames):
@@ -1105,7 +842,7 @@ class PyAgent:
                 )
                 if st.process is not ProcessState.STOPPED or not finished:
                     # Something else stopped the program first (a breakpoint in another thread): show it.
-                    s.set_state(st.with_extra(EXTRA_TRANSIENT, False))
+                    s.set_state(st.with_python(transient=False))
                     return
             token = next(self._tokens)
             old = await self._scheduler_locking()
@@ -1184,10 +921,8 @@ class PyAgent:
         return await asyncio.shield(task)
 
     async def _request_stopped_now(self, ops: list[dict], timeout: float) -> list[dict]:
-        from tuidbg.engine import cuda
-
         s = self._session()
-        if cuda.device_focus(s.state):
+        if s.state.device_focus is not None:
             # The answer runs the host thread, which would take cuda-gdb's focus off the device thread.
             raise EngineError("Python runs on the host: put the CUDA focus back on the host thread first")
         stop = self.at_agent_stop()
@@ -1199,7 +934,7 @@ class PyAgent:
         before = s.state
         self._transient += 1
         try:
-            s.set_state(before.with_extra(EXTRA_TRANSIENT, True))
+            s.set_state(before.with_python(transient=True))
             await self._answer(stop, ops + [{"op": "reply"}])
             old = await self._scheduler_locking()
             gen = s.state.generation
@@ -1223,13 +958,13 @@ class PyAgent:
             except Timeout:
                 await s.interrupt()
                 # a native stop now (the interrupt), shown as it is
-                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False).with_extra(EXTRA_STOP, None))
+                s.set_state(s.state.with_python(transient=False, stop=None))
                 raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
             finally:
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             st = s.state
             if not self._is_stub_stop(st):
-                s.set_state(st.with_extra(EXTRA_TRANSIENT, False).with_extra(EXTRA_STOP, None))
+                s.set_state(st.with_python(transient=False, stop=None))
                 raise EngineError(f"the program stopped elsewhere while evaluating: {st.stop.describe() if st.stop else '?'}")
             data = await self._read_out()
             replies = data.get("replies") or []
@@ -1238,16 +973,15 @@ class PyAgent:
             cur = s.state
             # The program is where it was: the view of the stop before the request (frames, selection,
             # Python stacks) under the new stop's generation; that stop's refresh brings the same again.
-            view = replace(before, generation=cur.generation, stop=cur.stop, process=cur.process)
-            s.set_state(view.with_extra(EXTRA_STOP, new_stop).with_extra(EXTRA_TRANSIENT, False)
-                        .with_extra(EXTRA_STOP_GEN, self._last_stop_gen))
+            view = before.evolve(generation=cur.generation, stop=cur.stop, process=cur.process)
+            s.set_state(view.with_python(stop=new_stop, transient=False, stop_generation=self._last_stop_gen))
             await self._reselect(before)
             return replies
         finally:
             self._transient -= 1
-            if s.state.extras.get(EXTRA_TRANSIENT) and self._transient == 0:
+            if s.state.python.transient and self._transient == 0:
                 # a request that failed on the way (gdb's error, gdb gone): show what there is
-                s.set_state(s.state.with_extra(EXTRA_TRANSIENT, False))
+                s.set_state(s.state.with_python(transient=False))
 
     async def _reselect(self, before: DebuggerState) -> None:
         """gdb's own selection back where the user had it (the answer's stop selected frame 0 of the
@@ -1730,7 +1464,7 @@ class PyAgent:
         if s is None:
             return
         st = s.state
-        st = st.with_extra(EXTRA_BREAKPOINTS, self.breakpoints).with_extra(EXTRA_AGENT, self.info)
+        st = st.evolve(python_breakpoints=self.breakpoints).with_python(agent=self.info)
         s.set_state(st)
 
     def _notify(self, text: str) -> None:

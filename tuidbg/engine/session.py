@@ -18,12 +18,14 @@ import re
 import shlex
 import signal
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Awaitable, Callable
 
 from tuidbg.engine import mi, rescue
 from tuidbg.engine.client import MIClient, Result
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout
+from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
+from tuidbg.engine.records import CHILDREN_PAGE, VarObj
 from tuidbg.engine.state import (
     Breakpoint,
     DebuggerState,
@@ -32,6 +34,7 @@ from tuidbg.engine.state import (
     Thread,
     Variable,
     apply_refresh,
+    gdb_gone,
     reduce,
     set_breakpoints,
 )
@@ -41,7 +44,6 @@ from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 log = logging.getLogger("tuidbg.engine")
 
 FRAME_PAGE = 64  # frames fetched per request
-CHILDREN_PAGE = 100  # var object children fetched per request
 START_TIMEOUT = 600.0  # loading a large executable's symbols can take minutes
 CMD_TIMEOUT = 30.0
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
@@ -121,31 +123,11 @@ ConsoleListener = Callable[[mi.MIRecord], None]
 RefreshStage = Callable[["DebugSession", int], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class VarObj:
-    name: str
-    expression: str
-    value: str | None
-    type: str | None
-    numchild: int
-    dynamic: bool = False
-    has_more: bool = False
-
-    @classmethod
-    def from_mi(cls, d: dict, expression: str = "") -> VarObj:
-        return cls(
-            name=str(d.get("name", "")),
-            expression=str(d.get("exp", expression)),
-            value=d.get("value"),
-            type=d.get("type"),
-            numchild=mi.to_int(d.get("numchild"), 0) or 0,
-            dynamic=d.get("dynamic") == "1",
-            has_more=d.get("has_more") == "1",
-        )
-
-
 class DebugSession:
-    def __init__(self, config: SessionConfig, transport: Transport | None = None) -> None:
+    def __init__(self, config: SessionConfig, transport: Transport | None = None,
+                 extensions: ExtensionFactory | None = None) -> None:
+        """``extensions`` makes the parts that plug into this session (``tuidbg.engine.debugger``
+        gives the defaults: ``new_session``); without it the session is bare gdb."""
         self.config = config
         self._transport = transport
         self.client: MIClient | None = None
@@ -175,9 +157,12 @@ class DebugSession:
         self._activity_timer: asyncio.TimerHandle | None = None
         self._detached = False  # gdb detached from the program itself (its breakpoints are out)
         self._abandoned = False  # abandon() ran: gdb was killed on purpose
-        from tuidbg.engine.extensions import default_extensions
+        self._extension_factory = extensions
+        self.extensions: list[Extension] = list(extensions(config)) if extensions is not None else []
 
-        self.extensions: list[Any] = default_extensions(config)
+    def renew(self) -> DebugSession:
+        """A new session (not started) like this one: the same configuration, fresh extensions."""
+        return DebugSession(self.config, extensions=self._extension_factory)
 
     # -- state and listeners ------------------------------------------------------------------
 
@@ -299,10 +284,8 @@ class DebugSession:
         # Python's own gdb printers make every PyObject* argument a huge repr.
         await self.cmd("-gdb-set print frame-arguments scalars", check=False)
         await self.cmd("-enable-pretty-printing", check=False)
-        if self.info.is_cuda:
-            from tuidbg.engine import cuda
-
-            await cuda.configure(self)
+        for ext in self.extensions:
+            await ext.on_gdb_ready(self)
         if cfg.load_gdbext and self.info.has_python:
             from tuidbg.engine import gdbext_loader
 
@@ -315,13 +298,13 @@ class DebugSession:
             self.tty.attach()
             await self.cmd(f"-inferior-tty-set {mi.quote(self.tty.path)}")
         if cfg.mode in ("run", "core") and cfg.program:
-            self.set_state(replace(self._state, activity=f"reading symbols of {os.path.basename(cfg.program)}"))
+            self.set_state(self._state.evolve(activity=f"reading symbols of {os.path.basename(cfg.program)}"))
             try:
                 await self.cmd(f"-file-exec-and-symbols {mi.quote(cfg.program)}", timeout=START_TIMEOUT)
             except MIError as exc:
                 raise StartupError(f"gdb cannot load {cfg.program}: {exc.message}") from exc
             finally:
-                self.set_state(replace(self._state, activity=""))
+                self.set_state(self._state.evolve(activity=""))
         if cfg.mode == "run":
             if cfg.args:
                 await self.cmd("-exec-arguments " + " ".join(shell_quote(a) for a in cfg.args))
@@ -338,18 +321,15 @@ class DebugSession:
             else:
                 await self._user_console(command)
         for ext in self.extensions:
-            hook = getattr(ext, "on_configure", None)
-            if hook is not None:
-                await hook(self)
+            await ext.on_configure(self)
         for command in later:
             await self._user_console(command)
 
-    def _extension_command(self, command: str) -> Any:
+    def _extension_command(self, command: str) -> Extension | None:
         """The extension that handles this console command itself (e.g. the Python agent's
         ``pybreak``, or ``break FILE.py:LINE``), or None for a gdb command."""
         for ext in self.extensions:
-            claims = getattr(ext, "claims_console", None)
-            if claims is not None and claims(command):
+            if ext.claims_console(command):
                 return ext
         return None
 
@@ -404,9 +384,7 @@ class DebugSession:
             # A core has no *stopped record: make one from what gdb selected.
             await self._synthesize_stop("core file")
         for ext in self.extensions:
-            hook = getattr(ext, "on_launch", None)
-            if hook is not None:
-                await hook(self)
+            await ext.on_launch(self)
 
     async def _synthesize_stop(self, reason: str) -> None:
         res = await self.cmd("-stack-info-frame", check=False)
@@ -475,7 +453,7 @@ class DebugSession:
         def clear() -> None:
             self._activity_timer = None
             if self._state.activity == activity:
-                self.set_state(replace(self._state, activity=""))
+                self.set_state(self._state.evolve(activity=""))
 
         try:
             self._activity_timer = asyncio.get_running_loop().call_later(ACTIVITY_LINGER, clear)
@@ -506,7 +484,7 @@ class DebugSession:
         tail = [t.strip() for t in err.stderr_tail if t.strip()][-3:]
         if tail and not self._closing:
             reason += ": " + " | ".join(tail)
-        self.set_state(replace(self._state, process=ProcessState.GDB_EXITED, gdb_exit=reason, activity=""))
+        self.set_state(gdb_gone(self._state, reason))
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -535,9 +513,7 @@ class DebugSession:
         return self._thread_opt(frame=frame)
 
     def _thread_opt(self, thread: str | None = None, frame: int | None = None) -> str:
-        from tuidbg.engine import cuda
-
-        if cuda.device_focus(self._state):
+        if self._state.device_focus is not None:
             return ""  # --thread would drop cuda-gdb's focus on the device
         parts = []
         tid = thread or self._state.selected_thread
@@ -575,9 +551,7 @@ class DebugSession:
         if self.tty is not None:
             self.tty.drain()
         for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
-            hook = getattr(ext, "before_run", None)
-            if hook is not None:
-                await hook(self)
+            await ext.before_run(self)
         await self.cmd("-exec-run", timeout=START_TIMEOUT)
 
     async def cont(self) -> None:
@@ -656,7 +630,7 @@ class DebugSession:
             if self._state.process is ProcessState.RUNNING:
                 await self.interrupt()
             await self.console("kill")
-            self.set_state(replace(self._state, process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(), locals=()))
+            self.set_state(self._state.evolve(process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(), locals=()))
 
     async def detach(self) -> None:
         if not self._state.has_process:
@@ -665,7 +639,7 @@ class DebugSession:
             await self.interrupt()
         await self.cmd("-target-detach")
         self._detached = True
-        self.set_state(replace(self._state, process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))
+        self.set_state(self._state.evolve(process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))
 
     def _resolve_how(self, how: str) -> str:
         if how == "auto":
@@ -732,18 +706,16 @@ class DebugSession:
                 stopped_by_us = True
             extra: dict[int, bytes] = {}
             for ext in self.extensions:
-                extra.update(getattr(ext, "restore_bytes", lambda: {})())
+                extra.update(ext.restore_bytes())
             n = rescue.restore_code(target[0], extra)
             if n:
                 log.info("put back the code under %d breakpoint(s) gdb left in process %d", n, target[0])
         if how == "detach":
             for ext in self.extensions:
-                hook = getattr(ext, "abandon", None)
-                if hook is not None:
-                    try:
-                        hook()
-                    except Exception:
-                        log.exception("extension abandon failed")
+                try:
+                    ext.abandon()
+                except Exception:
+                    log.exception("extension abandon failed")
         if gdb:
             # kill a live gdb; wait for a dying one (its pipes close before the kernel detaches its tracees)
             rescue.kill_gdb(gdb)
@@ -877,10 +849,8 @@ class DebugSession:
         if not st.is_stopped:
             raise EngineError(f"cannot select a thread: {self.process_description()}")
         gen = st.generation
-        self.set_state(replace(st, selected_thread=tid, selected_frame=0))
-        from tuidbg.engine import cuda
-
-        if not cuda.device_focus(st):
+        self.set_state(st.evolve(selected_thread=tid, selected_frame=0))
+        if st.device_focus is None:
             await self.cmd(f"-thread-select {tid}", check=False)
         frames, more = await self.fetch_frames(tid, 0, FRAME_PAGE)
         self.set_state(apply_refresh(self._state, gen, frames=frames, frames_thread=tid, more_frames=more))
@@ -896,7 +866,7 @@ class DebugSession:
             raise EngineError(f"cannot select a frame: {self.process_description()}")
         gen = st.generation
         tid = st.selected_thread or st.current_thread
-        self.set_state(replace(st, selected_frame=level))
+        self.set_state(st.evolve(selected_frame=level))
         await self.cmd(f"-stack-select-frame {self._thread_opt(tid)}{int(level)}", check=False)
         if tid:
             locs = await self.fetch_locals(tid, level)

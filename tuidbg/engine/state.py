@@ -5,19 +5,37 @@
 ``=thread-group-*``) and returns a new ``DebuggerState``; it never does I/O.
 MI values are strings; they become ints and bools here and nowhere else.
 
-Each ``*stopped`` bumps ``generation``. The session's refresh after a stop
-(threads, frames, locals) is stamped with the generation it started under, and
-``apply_refresh`` drops it if another stop came in between.
+The state is typed throughout: each process under the debugger is an
+``Inferior`` (threads, frames, locals, libraries, its ``PythonView`` and
+``CudaView``), and ``DebuggerState`` holds them with what belongs to the session
+(gdb's breakpoints, the Python breakpoint table, gdb's activity). Records go to
+the process they name (thread group, or the process that has the thread); a stop
+selects its process. One process today; the shape is ready for several.
+
+Each ``*stopped`` bumps its process's ``generation``. The session's refresh after
+a stop (threads, frames, locals) is stamped with the generation it started
+under, and ``apply_refresh`` drops it if another stop came in between.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from tuidbg.engine.mi import MIRecord, as_list, exit_code, to_int
+from tuidbg.engine.cuda_model import CudaFocus, CudaSnapshot, WarpWatch
+from tuidbg.engine.mi import MIRecord, exit_code, to_int
+from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint, PyStack
+from tuidbg.engine.records import (  # noqa: F401  (the words of the state, importable from here too)
+    Breakpoint,
+    BreakpointLocation,
+    Frame,
+    Library,
+    StopInfo,
+    Thread,
+    Variable,
+)
 
 
 class ProcessState(enum.Enum):
@@ -30,250 +48,38 @@ class ProcessState(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Frame:
-    level: int
-    addr: str = ""
-    func: str = ""
-    file: str | None = None
-    fullname: str | None = None
-    line: int | None = None
-    library: str | None = None
-    arch: str | None = None
+class PythonView:
+    """The Python side of one process at its current stop (empty while it runs or has no Python)."""
 
-    @property
-    def has_source(self) -> bool:
-        return bool(self.fullname) and self.line is not None
-
-    @property
-    def location(self) -> str:
-        if self.file and self.line is not None:
-            return f"{self.file}:{self.line}"
-        if self.library:
-            return self.library
-        return self.addr
-
-    @classmethod
-    def from_mi(cls, d: Mapping[str, Any] | None, default_level: int = 0) -> Frame | None:
-        if not isinstance(d, Mapping):
-            return None
-        return cls(
-            level=to_int(d.get("level"), default_level) or 0,
-            addr=str(d.get("addr", "")),
-            func=str(d.get("func", "") or ""),
-            file=d.get("file"),
-            fullname=d.get("fullname"),
-            line=to_int(d.get("line")),
-            library=d.get("from"),
-            arch=d.get("arch"),
-        )
+    stack: PyStack | None = None  # every thread's Python frames, read from memory after the stop
+    agent: AgentInfo | None = None  # tuidbg's agent in this process (None: not asked for)
+    stop: AgentStop | None = None  # the Python side of a stop the agent made
+    # Which stop the user sees: an agent request (an evaluation, a frame's locals) makes short stops
+    # of its own with new generations; ``stop_generation`` stays the generation of the user's stop.
+    stop_generation: int = 0
+    stop_pending: bool = False  # the agent made this stop; its ``stop`` is on its way
+    transient: bool = False  # a short internal stop (or run) of an agent request: nothing to repaint
+    native_step: bool = False  # the stop is "step into native", arriving in the C function
 
 
 @dataclass(frozen=True)
-class Thread:
-    id: str
-    target_id: str = ""
-    name: str | None = None
-    state: str = "stopped"
-    frame: Frame | None = None
-    core: str | None = None
+class CudaView:
+    """What cuda-gdb reports of one process at its current stop (None: not cuda-gdb, or not read yet)."""
 
-    @property
-    def lwp(self) -> int | None:
-        import re
-
-        m = re.search(r"LWP (\d+)", self.target_id) or re.search(r"process (\d+)", self.target_id)
-        return int(m.group(1)) if m else None
-
-    @classmethod
-    def from_mi(cls, d: Mapping[str, Any]) -> Thread:
-        return cls(
-            id=str(d.get("id", "")),
-            target_id=str(d.get("target-id", "")),
-            name=d.get("name"),
-            state=str(d.get("state", "stopped")),
-            frame=Frame.from_mi(d.get("frame")),
-            core=d.get("core"),
-        )
+    snapshot: CudaSnapshot | None = None
+    # cuda-gdb's focus on a device thread, once tuidbg read or changed it at this stop (before that,
+    # the stop record's CudaFocus counts: see ``tuidbg.engine.cuda.focus``); None: a host thread
+    focus: CudaFocus | None = None
+    focus_known: bool = False
+    warp_watch: WarpWatch | None = None
 
 
 @dataclass(frozen=True)
-class BreakpointLocation:
-    number: str
-    enabled: bool = True
-    addr: str = ""
-    func: str | None = None
-    file: str | None = None
-    fullname: str | None = None
-    line: int | None = None
+class Inferior:
+    """One process under the debugger (gdb's inferior ``id``), and its current stop."""
 
-    @classmethod
-    def from_mi(cls, d: Mapping[str, Any]) -> BreakpointLocation:
-        return cls(
-            number=str(d.get("number", "")),
-            enabled=d.get("enabled", "y") == "y",
-            addr=str(d.get("addr", "")),
-            func=d.get("func"),
-            file=d.get("file"),
-            fullname=d.get("fullname"),
-            line=to_int(d.get("line")),
-        )
-
-
-@dataclass(frozen=True)
-class Breakpoint:
-    number: str
-    type: str = "breakpoint"
-    disp: str = "keep"
-    enabled: bool = True
-    addr: str = ""
-    func: str | None = None
-    file: str | None = None
-    fullname: str | None = None
-    line: int | None = None
-    times: int = 0
-    condition: str | None = None
-    ignore: int = 0
-    pending: str | None = None
-    original_location: str | None = None
-    what: str | None = None
-    thread: str | None = None
-    locations: tuple[BreakpointLocation, ...] = ()
-    # Breakpoints tuidbg sets for itself (the Python agent's stop function) are hidden.
-    internal: bool = False
-
-    @property
-    def is_pending(self) -> bool:
-        return self.pending is not None or self.addr == "<PENDING>"
-
-    def source_lines(self) -> list[tuple[str, int]]:
-        """(fullname, line) of every location that has a source line."""
-        out = []
-        if self.fullname and self.line is not None:
-            out.append((self.fullname, self.line))
-        for loc in self.locations:
-            if loc.fullname and loc.line is not None and (loc.fullname, loc.line) not in out:
-                out.append((loc.fullname, loc.line))
-        return out
-
-    @property
-    def label(self) -> str:
-        if self.file and self.line is not None:
-            return f"{self.file}:{self.line}"
-        if self.pending:
-            return self.pending
-        if self.what:
-            return self.what
-        if self.func:
-            return self.func
-        return self.original_location or self.addr
-
-    @classmethod
-    def from_mi(cls, d: Mapping[str, Any]) -> Breakpoint:
-        locs = tuple(BreakpointLocation.from_mi(x) for x in as_list(d.get("locations")) if isinstance(x, Mapping))
-        file, fullname, line = d.get("file"), d.get("fullname"), to_int(d.get("line"))
-        func = d.get("func")
-        if not fullname and locs:
-            # Several locations: show the first enabled one that has a source line.
-            for loc in locs:
-                if loc.fullname and loc.line is not None and loc.enabled:
-                    file, fullname, line, func = loc.file, loc.fullname, loc.line, loc.func
-                    break
-        thread = d.get("thread")
-        if isinstance(thread, list):
-            thread = ",".join(str(t) for t in thread)
-        return cls(
-            number=str(d.get("number", "")),
-            type=str(d.get("type", "breakpoint")),
-            disp=str(d.get("disp", "keep")),
-            enabled=d.get("enabled", "y") == "y",
-            addr=str(d.get("addr", "")),
-            func=func,
-            file=file,
-            fullname=fullname,
-            line=line,
-            times=to_int(d.get("times"), 0) or 0,
-            condition=d.get("cond"),
-            ignore=to_int(d.get("ignore"), 0) or 0,
-            pending=d.get("pending"),
-            original_location=d.get("original-location"),
-            what=d.get("what"),
-            thread=thread,
-            locations=locs,
-        )
-
-
-@dataclass(frozen=True)
-class Library:
-    id: str
-    target_name: str = ""
-    host_name: str = ""
-    symbols_loaded: bool = False
-
-    @property
-    def basename(self) -> str:
-        return (self.target_name or self.id).rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class Variable:
-    """A local, argument or watch expression's value (``value`` None: not shown by --simple-values)."""
-
-    name: str
-    value: str | None = None
-    type: str | None = None
-    is_arg: bool = False
-    changed: bool = False
-
-
-@dataclass(frozen=True)
-class StopInfo:
-    reason: str = ""
-    thread_id: str | None = None
-    frame: Frame | None = None
-    signal_name: str | None = None
-    signal_meaning: str | None = None
-    bkptno: str | None = None
-    exit_code: int | None = None
-    payload: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    def describe(self) -> str:
-        r = self.reason
-        if r == "breakpoint-hit":
-            return f"breakpoint {self.bkptno}" if self.bkptno else "breakpoint"
-        if r == "signal-received":
-            name = self.signal_name or "signal"
-            return f"{name} ({self.signal_meaning})" if self.signal_meaning else name
-        if r == "end-stepping-range":
-            return "step finished"
-        if r == "function-finished":
-            return "function finished"
-        if r == "location-reached":
-            return "location reached"
-        if r in ("watchpoint-trigger", "read-watchpoint-trigger", "access-watchpoint-trigger"):
-            return "watchpoint"
-        if r == "watchpoint-scope":
-            return "watchpoint went out of scope"
-        if r == "exited-normally":
-            return "exited normally (code 0)"
-        if r == "exited":
-            return f"exited with code {self.exit_code}"
-        if r == "exited-signalled":
-            return f"killed by {self.signal_name}" + (f" ({self.signal_meaning})" if self.signal_meaning else "")
-        if r == "solib-event":
-            return "shared library event"
-        if r == "no-history":
-            return "no more history"
-        if r == "core file" and self.signal_name:
-            # (tuidbg's own reason for the state a core file holds)
-            return f"core file: the program got {self.signal_name}" + (f" ({self.signal_meaning})" if self.signal_meaning else "")
-        if not r:
-            return "stopped"
-        return r.replace("-", " ")
-
-
-@dataclass(frozen=True)
-class DebuggerState:
-    generation: int = 0
+    id: str = "i1"
+    generation: int = 0  # bumped by each stop of this process
     process: ProcessState = ProcessState.NOT_STARTED
     pid: int | None = None
     stop: StopInfo | None = None
@@ -288,14 +94,89 @@ class DebuggerState:
     more_frames: bool = False
     locals: tuple[Variable, ...] = ()
     locals_key: tuple[str, int] | None = None
-    breakpoints: tuple[Breakpoint, ...] = ()
     libraries: tuple[Library, ...] = ()
-    activity: str = ""
-    gdb_exit: str | None = None
     # The refresh after the current stop (threads, frames, locals) has arrived.
     refreshed: bool = False
-    # Filled by later stages of the refresh (Python frames, CUDA); opaque to the reducer.
-    extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    python: PythonView = PythonView()
+    cuda: CudaView = CudaView()
+
+
+_INFERIOR_FIELDS = frozenset(f.name for f in fields(Inferior))
+
+
+@dataclass(frozen=True)
+class DebuggerState:
+    """Everything the UI shows, as one immutable value: the processes under the debugger (one today;
+    the selected one is what the panes show) and what belongs to the session as a whole.
+
+    The selected process's fields read as the state's own (``state.frames`` is
+    ``state.inferior.frames``); ``evolve`` changes them."""
+
+    inferiors: tuple[Inferior, ...] = (Inferior(),)
+    selected_inferior: str = "i1"
+    breakpoints: tuple[Breakpoint, ...] = ()  # gdb's, for every process
+    python_breakpoints: tuple[PyBreakpoint, ...] = ()  # the agent's table, pushed to every process
+    activity: str = ""  # what gdb is busy with ("reading symbols of …")
+    gdb_exit: str | None = None
+
+    @property
+    def inferior(self) -> Inferior:
+        """The selected process."""
+        for inf in self.inferiors:
+            if inf.id == self.selected_inferior:
+                return inf
+        return self.inferiors[0]
+
+    def evolve(self, **changes: Any) -> DebuggerState:
+        """A copy with ``changes`` applied: the state's own fields, and the selected process's."""
+        own = {k: v for k, v in changes.items() if k not in _INFERIOR_FIELDS}
+        mine = {k: v for k, v in changes.items() if k in _INFERIOR_FIELDS}
+        if mine:
+            cur = self.inferior
+            new = replace(cur, **mine)
+            own["inferiors"] = tuple(new if inf is cur else inf for inf in self.inferiors)
+        return replace(self, **own) if own else self
+
+    def with_python(self, **changes: Any) -> DebuggerState:
+        """A copy with fields of the selected process's ``PythonView`` changed."""
+        return self.evolve(python=replace(self.inferior.python, **changes))
+
+    def with_cuda(self, **changes: Any) -> DebuggerState:
+        """A copy with fields of the selected process's ``CudaView`` changed."""
+        return self.evolve(cuda=replace(self.inferior.cuda, **changes))
+
+    # -- the selected process's fields, read as the state's own ----------------------------------
+
+    generation = property(lambda self: self.inferior.generation)
+    process = property(lambda self: self.inferior.process)
+    pid = property(lambda self: self.inferior.pid)
+    stop = property(lambda self: self.inferior.stop)
+    exit_code = property(lambda self: self.inferior.exit_code)
+    exit_description = property(lambda self: self.inferior.exit_description)
+    threads = property(lambda self: self.inferior.threads)
+    current_thread = property(lambda self: self.inferior.current_thread)
+    selected_thread = property(lambda self: self.inferior.selected_thread)
+    selected_frame = property(lambda self: self.inferior.selected_frame)
+    frames = property(lambda self: self.inferior.frames)
+    frames_thread = property(lambda self: self.inferior.frames_thread)
+    more_frames = property(lambda self: self.inferior.more_frames)
+    locals = property(lambda self: self.inferior.locals)
+    locals_key = property(lambda self: self.inferior.locals_key)
+    libraries = property(lambda self: self.inferior.libraries)
+    refreshed = property(lambda self: self.inferior.refreshed)
+    python = property(lambda self: self.inferior.python)
+    cuda = property(lambda self: self.inferior.cuda)
+
+    @property
+    def device_focus(self) -> CudaFocus | None:
+        """cuda-gdb's focus when it is on a device thread of the stopped process, else None."""
+        if self.process is not ProcessState.STOPPED:
+            return None
+        if self.cuda.focus_known:
+            return self.cuda.focus
+        if self.stop is not None:
+            return CudaFocus.from_mi(self.stop.payload.get("CudaFocus"))
+        return None
 
     @property
     def is_stopped(self) -> bool:
@@ -327,11 +208,6 @@ class DebuggerState:
             if f.level == self.selected_frame:
                 return f
         return None
-
-    def with_extra(self, key: str, value: Any) -> DebuggerState:
-        extras = dict(self.extras)
-        extras[key] = value
-        return replace(self, extras=MappingProxyType(extras))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,44 +252,83 @@ def _set_thread_states(threads: Iterable[Thread], tid: str, state: str) -> tuple
     return tuple(replace(t, state=state) if tid == "all" or t.id == tid else t for t in threads)
 
 
+def _inferior_of(state: DebuggerState, rec: MIRecord) -> str:
+    """Which process a record is about: its thread group, or the process that has its thread
+    (the selected one when the record does not say)."""
+    p = rec.results
+    c = rec.cls
+    if rec.kind == "notify" and c.startswith("thread-group-"):
+        gid = p.get("id")
+    else:
+        gid = p.get("group-id") or p.get("thread-group")
+    if isinstance(gid, str) and gid:
+        return gid
+    tid = p.get("thread-id") if rec.kind == "exec" else (p.get("id") if c in ("thread-exited", "thread-selected") else None)
+    if isinstance(tid, str) and tid != "all":
+        for inf in state.inferiors:
+            if any(t.id == tid for t in inf.threads):
+                return inf.id
+    return state.selected_inferior
+
+
+def _on(state: DebuggerState, iid: str, select: bool = False, **changes: Any) -> DebuggerState:
+    """``changes`` applied to process ``iid`` (added when new); with ``select`` it becomes the selected one."""
+    infs = state.inferiors
+    cur = next((inf for inf in infs if inf.id == iid), None)
+    if cur is None:
+        infs = infs + (replace(Inferior(id=iid), **changes),)
+    else:
+        new = replace(cur, **changes) if changes else cur
+        infs = tuple(new if inf is cur else inf for inf in infs)
+    return replace(state, inferiors=infs, selected_inferior=iid if select else state.selected_inferior)
+
+
 def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
     """Apply one exec/notify record. Records of other kinds leave the state unchanged."""
     p = rec.results
+    if rec.kind not in ("exec", "notify"):
+        return state
+    iid = _inferior_of(state, rec)
+    inf = next((x for x in state.inferiors if x.id == iid), None) or Inferior(id=iid)
     if rec.kind == "exec":
         if rec.cls == "running":
             tid = str(p.get("thread-id", "all"))
-            return replace(
-                state,
-                process=ProcessState.RUNNING,
-                threads=_set_thread_states(state.threads, tid, "running"),
-                activity="",
-            )
+            state = replace(state, activity="")
+            targets = [x.id for x in state.inferiors] if tid == "all" else [iid]
+            for t_iid in targets:
+                t_inf = next(x for x in state.inferiors if x.id == t_iid)
+                if tid == "all" and t_inf.process is not ProcessState.STOPPED and t_inf is not inf:
+                    continue  # (a process not started or gone does not run because another does)
+                state = _on(state, t_iid, process=ProcessState.RUNNING,
+                            threads=_set_thread_states(t_inf.threads, tid, "running"))
+            return state
         if rec.cls == "stopped":
             info = _stop_info(p)
-            gen = state.generation + 1
+            gen = inf.generation + 1
             if info.reason in ("exited-normally", "exited", "exited-signalled"):
                 code = 0 if info.reason == "exited-normally" else info.exit_code
-                return replace(
-                    state,
+                return _on(
+                    replace(state, activity=""), iid,
                     generation=gen,
                     process=ProcessState.EXITED,
                     stop=info,
-                    exit_code=code if code is not None else state.exit_code,
+                    exit_code=code if code is not None else inf.exit_code,
                     exit_description=info.describe(),
                     threads=(),
                     frames=(),
                     locals=(),
                     locals_key=None,
                     more_frames=False,
-                    activity="",
-                    extras=MappingProxyType({}),
+                    python=PythonView(agent=inf.python.agent),
+                    cuda=CudaView(),
                 )
-            tid = info.thread_id or state.current_thread
+            tid = info.thread_id or inf.current_thread
             frames: tuple[Frame, ...] = ()
             if info.frame is not None:
                 frames = (replace(info.frame, level=0),)
-            return replace(
-                state,
+            # a stop selects its process
+            return _on(
+                replace(state, activity=""), iid, select=True,
                 generation=gen,
                 process=ProcessState.STOPPED,
                 stop=info,
@@ -425,58 +340,51 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
                 more_frames=False,
                 locals=(),
                 locals_key=None,
-                threads=_set_thread_states(state.threads, "all", "stopped"),
-                activity="",
+                threads=_set_thread_states(inf.threads, "all", "stopped"),
                 refreshed=False,
-                extras=MappingProxyType({}),
+                python=PythonView(agent=inf.python.agent),
+                cuda=CudaView(),
             )
         return state
 
-    if rec.kind != "notify":
-        return state
     c = rec.cls
     if c == "thread-group-started":
-        return replace(state, pid=to_int(p.get("pid")), exit_code=None, exit_description=None)
+        return _on(state, iid, pid=to_int(p.get("pid")), exit_code=None, exit_description=None)
     if c == "thread-group-exited":
-        if state.process in (ProcessState.RUNNING, ProcessState.STOPPED):
+        if inf.process in (ProcessState.RUNNING, ProcessState.STOPPED):
             code = exit_code(p.get("exit-code"))
-            if state.exit_description:
-                desc = state.exit_description
+            if inf.exit_description:
+                desc = inf.exit_description
             elif code == 0:
                 # the same words as the *stopped record that usually follows
                 desc = "exited normally (code 0)"
             else:
                 desc = f"exited with code {code}" if code is not None else "exited"
-            process = ProcessState.DETACHED if state.process is ProcessState.DETACHED else ProcessState.EXITED
-            return replace(
-                state,
-                process=process,
-                exit_code=code if code is not None else state.exit_code,
+            return _on(
+                state, iid,
+                process=ProcessState.EXITED,
+                exit_code=code if code is not None else inf.exit_code,
                 exit_description=desc,
                 threads=(),
                 frames=(),
                 locals=(),
                 pid=None,
             )
-        return replace(state, pid=None, threads=())
+        return _on(state, iid, pid=None, threads=())
     if c == "thread-created":
         tid = str(p.get("id", ""))
-        if state.thread(tid) is not None:
+        if any(t.id == tid for t in inf.threads):
             return state
-        st = "running" if state.process is ProcessState.RUNNING else "stopped"
-        return replace(state, threads=state.threads + (Thread(id=tid, state=st),))
+        st = "running" if inf.process is ProcessState.RUNNING else "stopped"
+        return _on(state, iid, threads=inf.threads + (Thread(id=tid, state=st),))
     if c == "thread-exited":
         tid = str(p.get("id", ""))
-        return replace(state, threads=tuple(t for t in state.threads if t.id != tid))
+        return _on(state, iid, threads=tuple(t for t in inf.threads if t.id != tid))
     if c == "thread-selected":
         tid = str(p.get("id", ""))
         fr = Frame.from_mi(p.get("frame"))
-        return replace(
-            state,
-            current_thread=tid,
-            selected_thread=tid,
-            selected_frame=fr.level if fr else 0,
-        )
+        return _on(state, iid, select=True, current_thread=tid, selected_thread=tid,
+                   selected_frame=fr.level if fr else 0)
     if c in ("breakpoint-created", "breakpoint-modified"):
         bkpt = p.get("bkpt")
         if isinstance(bkpt, Mapping):
@@ -492,14 +400,14 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
             host_name=str(p.get("host-name", "")),
             symbols_loaded=p.get("symbols-loaded") == "1",
         )
-        libs = tuple(x for x in state.libraries if x.id != lib.id) + (lib,)
+        libs = tuple(x for x in inf.libraries if x.id != lib.id) + (lib,)
         activity = state.activity
-        if state.process is ProcessState.RUNNING:
+        if inf.process is ProcessState.RUNNING:
             activity = f"loading {lib.basename}"
-        return replace(state, libraries=libs, activity=activity)
+        return _on(replace(state, activity=activity), iid, libraries=libs)
     if c == "library-unloaded":
         lid = str(p.get("id", ""))
-        return replace(state, libraries=tuple(x for x in state.libraries if x.id != lid))
+        return _on(state, iid, libraries=tuple(x for x in inf.libraries if x.id != lid))
     return state
 
 
@@ -516,6 +424,12 @@ def mark_internal(state: DebuggerState, number: str) -> DebuggerState:
     )
 
 
+def gdb_gone(state: DebuggerState, reason: str) -> DebuggerState:
+    """gdb exited: every process it had is out of reach."""
+    infs = tuple(replace(inf, process=ProcessState.GDB_EXITED) for inf in state.inferiors)
+    return replace(state, inferiors=infs, gdb_exit=reason, activity="")
+
+
 def apply_refresh(
     state: DebuggerState,
     generation: int,
@@ -528,7 +442,7 @@ def apply_refresh(
     locals_key: tuple[str, int] | None = None,
     done: bool = False,
 ) -> DebuggerState:
-    """Apply results of a refresh, unless a newer stop made them stale.
+    """Apply results of a refresh of the selected process, unless a newer stop made them stale.
 
     ``done`` marks the refresh after a stop as complete (``state.refreshed``).
     """
@@ -547,4 +461,4 @@ def apply_refresh(
         changes["locals_key"] = locals_key
     if done:
         changes["refreshed"] = True
-    return replace(state, **changes)
+    return state.evolve(**changes)

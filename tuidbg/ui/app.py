@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,10 @@ from textual.worker import Worker, WorkerState
 from tuidbg import config as tconfig
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError
-from tuidbg.agent.protocol import AGENT_THREAD_NAME
 from tuidbg.engine import pyagent, pystack
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.python.merge import merged_stack
+from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings
@@ -52,7 +54,7 @@ from tuidbg.ui.screens.modals import (
     QuitScreen,
     ValueScreen,
 )
-from tuidbg.ui.text import shorten_path, visible
+from tuidbg.ui.text import visible
 
 log = logging.getLogger("tuidbg.ui")
 
@@ -127,33 +129,6 @@ class StatusLine(Static):
 FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
 
 
-def _is_call_glue(frame) -> bool:
-    """libffi and ctypes' own C code, between Python and the C function ctypes calls."""
-    lib = (frame.library or "").rsplit("/", 1)[-1]
-    path = frame.fullname or frame.file or ""
-    func = frame.func or ""
-    return (
-        lib.startswith(("libffi", "_ctypes"))
-        or "/_ctypes/" in path
-        or "libffi" in path
-        or func.startswith(("ffi_", "_ctypes_"))
-    )
-
-
-def _fold_agent_top(rows: list, top: int) -> list:
-    """The merged stack with its first rows, the frames of tuidbg's agent stop above native level
-    ``top``, in one fold row."""
-    n = 0
-    while n < len(rows) and all(f.level < top for f in rows[n].frames()) and rows[n].frames():
-        n += 1
-    if n == 0:
-        return rows
-    # (native levels 0 to top - 1, some of them hidden under the agent's Python rows)
-    fold = pystack.StackRow(kind="fold", rule="tuidbg-stop", children=tuple(rows[:n]),
-                            label=f"tuidbg's agent stop ({top} frame{'s' if top != 1 else ''})")
-    return [fold] + list(rows[n:])
-
-
 class TuidbgApp(App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
@@ -186,15 +161,12 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._host_key: tuple | None = None
         self._host_cache: tuple | None = None  # (key, HostStack) of the last fetch
         self._quitting = False
-        # The selected Python frame (its index, 0 = innermost) for (generation, thread).
-        self.py_sel: int | None = None
-        self._py_sel_key: tuple | None = None
-        self._py_auto_done: set[int] = set()
+        # The selected Python frame (its index, 0 = innermost; see python.view.next_selection).
+        self._py_selection = pyview.PySelection()
         self._py_locals: dict[tuple, list[VarNode]] = {}
         self._py_locals_inflight: set[tuple] = set()
         self._py_locals_epoch = 0  # bumped when Python ran in the program at a stop: older reads are stale
         self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
-        self._tb_cache: tuple | None = None  # (key, the Python stack of an exception stop)
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
         self._health = watchdog.GdbHealth()
@@ -347,9 +319,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if self._closing_screen():
             return
         state = message.state
-        if state.extras.get(pyagent.EXTRA_TRANSIENT):
+        if state.python.transient:
             return  # a short internal stop (or run) of the Python agent: nothing for the user to see
-        if state.is_stopped and (not state.refreshed or state.extras.get(pyagent.EXTRA_PENDING)):
+        if state.is_stopped and (not state.refreshed or state.python.stop_pending):
             # The refresh after a stop usually lands within a few ms: paint the stop
             # once, complete. Only a slow refresh shows the bare stop first.
             gen = state.generation
@@ -364,7 +336,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _apply_if_still(self, generation: int) -> None:
         st = self.session.state
         if st.generation == generation and st.is_stopped and self.state is not st:
-            if not st.extras.get(pyagent.EXTRA_TRANSIENT):
+            if not st.python.transient:
                 self._apply_state(st)
 
     def _apply_state(self, state: DebuggerState) -> None:
@@ -440,15 +412,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 mode = self.session.config.mode
                 if mode == "attach":
                     why = f"attached to process {state.pid}" if state.pid else "attached"
-            astop = state.extras.get(pyagent.EXTRA_STOP)
-            if isinstance(astop, pyagent.AgentStop):
+            astop = state.python.stop
+            if astop is not None:
                 why = astop.describe()
-            elif state.extras.get(pyagent.EXTRA_NATIVE_STEP):
+            elif state.python.native_step:
                 why = "stepped into native code"  # (tuidbg's temporary breakpoint, not one of the user's)
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
-            pt = self._py_thread(state)
-            pyf = pt.frames[self.py_sel] if pt is not None and self.py_sel is not None and self.py_sel < len(pt.frames) else None
+            pyf = pyview.selected_frame(state, self.py_sel)
             fr = state.frames[0] if state.frames else (stop.frame if stop else None)
             if pyf is not None:
                 parts.append(f"  in {visible(pyf.name)} at {visible(pyf.file.rsplit('/', 1)[-1])}:{pyf.line} (Python)")
@@ -482,77 +453,19 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     # -- stacks ------------------------------------------------------------------------------------
 
-    def _py_thread(self, state: DebuggerState):
-        """The Python stack of the selected thread: from memory, or at an exception stop of the agent
-        the traceback (frames that have returned since they raised) and its callers."""
-        ps = pystack.pystack_of(state)
-        live = ps.thread(state.selected_thread) if ps is not None and ps.ok else None
-        tb = self._traceback_thread(state, live)
-        return tb if tb is not None else live
+    @property
+    def py_sel(self) -> int | None:
+        """The selected Python frame: its index in the selected thread's Python stack (0 = innermost)."""
+        return self._py_selection.index
 
-    @staticmethod
-    def _agent_stop_here(state: DebuggerState):
-        """The agent's stop, when the program is stopped there and its thread is the selected one."""
-        stop = state.extras.get(pyagent.EXTRA_STOP)
-        if isinstance(stop, pyagent.AgentStop) and state.is_stopped and stop.thread_id == state.selected_thread:
-            return stop
-        return None
-
-    @classmethod
-    def _exception_stop(cls, state: DebuggerState):
-        """The agent's stop on an exception or a failed test, when its thread is the selected one."""
-        stop = cls._agent_stop_here(state)
-        return stop if stop is not None and stop.reason in pyagent.EXCEPTION_STOPS and stop.frames else None
-
-    def _traceback_thread(self, state: DebuggerState, live):
-        stop = self._exception_stop(state)
-        if stop is None:
-            return None
-        key = (pyagent.stop_generation(state), live)
-        if self._tb_cache is None or self._tb_cache[0] != key:
-            self._tb_cache = (key, pyagent.traceback_thread(stop, live))
-        return self._tb_cache[1]
+    @py_sel.setter
+    def py_sel(self, index: int | None) -> None:
+        self._py_selection = replace(self._py_selection, index=index)
 
     def _update_python_selection(self, state: DebuggerState) -> None:
-        """Which Python frame is selected: kept per stop and thread; on a SIGTRAP the
-        frame that sent it; otherwise the partner of the selected native frame."""
-        key = (pyagent.stop_generation(state), state.selected_thread)
-        if key != self._py_sel_key:
-            self._py_sel_key = key
-            self.py_sel = None
-        pt = self._py_thread(state)
-        if state.is_stopped and pt is None and pystack.pystack_of(state) is None and self._exception_stop(state) is None:
-            return  # the Python stacks of this stop are not decoded yet: keep the selection until they are
-        if pt is None or not pt.frames or not state.is_stopped:
-            self.py_sel = None
-            return
-        if self.py_sel is not None and self.py_sel >= len(pt.frames):
-            self.py_sel = None
-        gen = pyagent.stop_generation(state)
-        if gen not in self._py_auto_done and self._auto_python_stop(state):
-            self._py_auto_done.add(gen)
-            f = self._user_python_frame(pt)
-            if f is not None:
-                self.py_sel = f.index
-                if f.native_level is not None and f.native_level != state.selected_frame:
-                    self._select_frame(f.native_level)
-                return
-        if self.py_sel is None:
-            partners = pt.frames_at(state.selected_frame)
-            if partners:
-                self.py_sel = partners[0].index
-
-    def _auto_python_stop(self, state: DebuggerState) -> bool:
-        """A stop that Python code caused on purpose (SIGTRAP, the agent): show the Python frame."""
-        stop = state.stop
-        if stop is None or state.selected_thread != (stop.thread_id or state.current_thread):
-            return False
-        return stop.signal_name == "SIGTRAP" or isinstance(state.extras.get(pyagent.EXTRA_STOP), pyagent.AgentStop)
-
-    @staticmethod
-    def _user_python_frame(pt):
-        """The innermost Python frame that is not tuidbg's agent."""
-        return next(iter(pyagent.user_frames(pt.frames)), None)
+        self._py_selection = pyview.next_selection(state, self._py_selection)
+        if self._py_selection.select_native is not None:
+            self._select_frame(self._py_selection.select_native)
 
     def _agent(self):
         ag = pyagent.controller(self.session)
@@ -561,9 +474,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
         """The selected Python frame when the agent made this stop and a Python frame of its thread is
         selected (the watches are Python expressions there), else None."""
-        if self.py_sel is None or self._agent_stop_here(state) is None or self._agent() is None:
+        if self.py_sel is None or pyview.agent_stop_here(state) is None or self._agent() is None:
             return None
-        return PythonFrameRef(pyagent.stop_generation(state), state.selected_thread, self._agent_frame_index(state))
+        return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
+                              pyview.agent_frame_index(state, self.py_sel))
 
     async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None]]:
         ag = self._agent()
@@ -571,36 +485,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
             raise EngineError("the Python agent is not connected")
         return await ag.evaluate_many(expressions, frame)
 
-    def _agent_frame_index(self, state: DebuggerState) -> int:
-        """The selected Python frame counted the way the agent counts (its own frames left out)."""
-        pt = self._py_thread(state)
-        if pt is None or self.py_sel is None:
-            return 0
-        return len(pyagent.user_frames(pt.frames[: self.py_sel]))
-
     def _update_stacks(self, state: DebuggerState) -> None:
         cpp = self.query_one(CppFramesPane)
-        pt = self._py_thread(state) if state.is_stopped else None
-        notes: dict[int, str] = {}
-        if pt is not None:
-            # One pass (a 10,000-frame stack may run on one eval-loop frame): the innermost user
-            # frame of each eval-loop frame names it, with how many more it runs.
-            at: dict[int, list] = {}
-            for f in pt.frames:
-                if f.native_level is not None:
-                    at.setdefault(f.native_level, [])
-                    if not pyagent.is_agent_file(f.file):
-                        at[f.native_level].append(f)
-            for level, runs in at.items():
-                if not runs:
-                    notes[level] = "(tuidbg's agent)"
-                    continue
-                more = f" (+{len(runs) - 1})" if len(runs) > 1 else ""
-                notes[level] = f"⇠ py {runs[0].name}:{runs[0].line}{more}"
-        top = self._agent_top(state)
-        merged = pystack.merged_stack(state) if (self.merged and state.is_stopped) else None
+        pt = pyview.python_thread(state) if state.is_stopped else None
+        notes = pyview.eval_frame_notes(pt)
+        top = pyview.agent_top(state)
+        merged = merged_stack(state) if (self.merged and state.is_stopped) else None
         if merged and top:
-            merged = _fold_agent_top(merged, top)
+            merged = pyview.fold_agent_top(merged, top)
         cpp.update_state(state, notes, merged, self.py_sel, top)
         self._sync_host_stack(state)
         title = "Merged stack" if self.merged else "C++ frames"
@@ -609,46 +501,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.query_one("#cpp-title", Static).update(Content(title), layout=False)
         self._update_python_frames(state, pt)
 
-    @classmethod
-    def _agent_top(cls, state: DebuggerState) -> int:
-        """At a stop of tuidbg's agent, in the thread that stopped: how many native frames on top are
-        the agent's (its stop function, ctypes, the agent's Python), above the user's innermost frame."""
-        if cls._agent_stop_here(state) is None:
-            return 0
-        ps = pystack.pystack_of(state)
-        live = ps.thread(state.selected_thread) if ps is not None and ps.ok else None
-        if live is None:
-            return 0
-        first = next((f for f in pyagent.user_frames(live.frames) if f.native_level is not None), None)
-        if first is not None:
-            return first.native_level
-        # no frame of the user's runs (an uncaught exception: the agent's hook on an unwound stack):
-        # down to the outermost eval-loop frame that runs the agent
-        levels = [f.native_level for f in live.frames if f.native_level is not None and pyagent.is_agent_file(f.file)]
-        return max(levels) + 1 if levels else 0
-
     def _thread_python(self, state: DebuggerState) -> tuple[dict[str, str], dict[int, str]]:
         """For the threads pane: the innermost Python frame of each thread (read from memory), and the
-        threading names the agent reported at its last stop in this process."""
-        stop = state.extras.get(pyagent.EXTRA_STOP)
-        if isinstance(stop, pyagent.AgentStop) and stop.thread_names:
+        threading names the agent reported at its last stop in this process (kept until the next)."""
+        stop = state.python.stop
+        if stop is not None and stop.thread_names:
             self._thread_names = (state.pid, dict(stop.thread_names))
         names = self._thread_names[1] if self._thread_names and self._thread_names[0] == state.pid else {}
-        where: dict[str, str] = {}
-        ps = pystack.pystack_of(state) if state.is_stopped else None
-        if ps is not None and ps.ok:
-            for pt in ps.threads:
-                if not pt.tid:
-                    continue
-                if pt.lwp and names.get(pt.lwp) == AGENT_THREAD_NAME:
-                    where[pt.tid] = "(tuidbg's agent)"
-                    continue
-                # below the agent's frames (a callback of the agent on top of this thread's code)
-                inner = max((g.index for g in pt.frames if pyagent.is_agent_file(g.file)), default=-1)
-                f = next((g for g in pt.frames if g.index > inner), None)
-                if f is not None:
-                    where[pt.tid] = f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}"
-        return where, names
+        return pyview.thread_python(state, names), names
 
     def _sync_host_stack(self, state: DebuggerState) -> None:
         """Under a CUDA device focus, with the host stack shown (h in the C++ pane): the frames of the
@@ -689,19 +549,19 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _update_python_frames(self, state: DebuggerState, pt) -> None:
         pane = self.query_one(PyFramesPane)
         box = self.query_one("#stack-box")
-        ps = pystack.pystack_of(state)
+        ps = state.python.stack
         has_python = ps is not None or self.session.config.python_target
         box.set_class(not has_python, "-nopython")
         title = "Python frames"
         if ps is not None and ps.python:
             title += f" — Python {ps.python}"
-        if self._exception_stop(state) is not None:
+        if pyview.exception_stop(state) is not None:
             title += " — traceback"
         self.query_one("#py-title", Static).update(Content(title), layout=False)
         if not state.is_stopped:
             pane.show_message(f"(the program is {state.process.value})", ("py", state.process))
-        elif pt is not None and pt.frames and self._exception_stop(state) is not None:
-            pane.show_frames(pt.frames, self.py_sel, ("py", pyagent.stop_generation(state), state.selected_thread, "tb", len(pt.frames)))
+        elif pt is not None and pt.frames and pyview.exception_stop(state) is not None:
+            pane.show_frames(pt.frames, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, "tb", len(pt.frames)))
         elif ps is None:
             pane.show_message("No Python interpreter found in this process (yet).", ("py", "none"))
         elif not ps.ok:
@@ -710,14 +570,14 @@ class TuidbgApp(App[int], inherit_bindings=False):
             why = pt.error if pt is not None and pt.error else "no Python frames in this thread"
             pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
         else:
-            shown = pyagent.user_frames(pt.frames)
-            pane.show_frames(shown, self.py_sel, ("py", pyagent.stop_generation(state), state.selected_thread, len(pt.frames)))
+            shown = user_frames(pt.frames)
+            pane.show_frames(shown, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, len(pt.frames)))
 
     def _update_locals(self, state: DebuggerState) -> None:
         pane = self.query_one(LocalsPane)
-        pt = self._py_thread(state) if state.is_stopped else None
+        pt = pyview.python_thread(state) if state.is_stopped else None
         if pt is not None and self.py_sel is not None:
-            key = (pyagent.stop_generation(state), state.selected_thread, self.py_sel)
+            key = (pyview.stop_generation(state), state.selected_thread, self.py_sel)
             vars_ = self._py_locals.get(key)
             if vars_ is None:
                 self._fetch_python_locals(key)
@@ -733,7 +593,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         epoch = self._py_locals_epoch
         gen, tid, index = key
         ag = self._agent()
-        from_agent = ag is not None and self._exception_stop(self.state) is not None
+        from_agent = ag is not None and pyview.exception_stop(self.state) is not None
 
         async def fetch() -> None:
             try:
@@ -753,7 +613,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if len(self._py_locals) > 64:
                 self._py_locals.clear()
             self._py_locals[key] = nodes
-            if (pyagent.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
+            if (pyview.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
                 self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
 
         # not exclusive: a newer fetch must not cancel one under way (it would be asked again)
@@ -780,7 +640,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self.query_one(WatchPane).update_state(st, force=True, python=self._python_frame_ref(st))
 
     def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
-        bps = state.extras.get(pyagent.EXTRA_BREAKPOINTS) or ()
+        bps = state.python_breakpoints
         return [
             {
                 "id": b.id, "file": b.file, "line": b.effective_line, "requested_line": b.line,
@@ -794,9 +654,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
         src = self.query_one(SourceView)
         title = self.query_one("#source-title", Static)
-        pt = self._py_thread(state) if state.is_stopped else None
-        pyf = pt.frames[self.py_sel] if pt is not None and self.py_sel is not None and self.py_sel < len(pt.frames) else None
-        skey = (pyagent.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
+        pyf = pyview.selected_frame(state, self.py_sel)
+        skey = (pyview.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
         moved = skey != self._source_key
         self._source_key = skey
         if moved and state.is_stopped and pyf is not None and os.path.exists(pyf.file):
@@ -926,35 +785,17 @@ class TuidbgApp(App[int], inherit_bindings=False):
             # A Python frame is selected, or the agent stopped here and the Python stack is not
             # decoded yet (a key pressed right after the stop): step at the Python level.
             python_level = self.py_sel is not None or (
-                isinstance(st.extras.get(pyagent.EXTRA_STOP), pyagent.AgentStop) and self._py_thread(st) is None
+                st.python.stop is not None and pyview.python_thread(st) is None
             )
             if python_level and op in ("next", "step", "finish", "until"):
-                frame = self._agent_frame_index(st)
+                frame = pyview.agent_frame_index(st, self.py_sel)
                 fn = {"next": ag.step_over, "until": ag.step_over, "step": ag.step_into, "finish": ag.step_out}[op]
                 self._run(lambda: fn(frame=frame, thread=tid), f"Python {names[op]}")
                 return
-            if op == "finish" and self._returns_into_python(st):
+            if op == "finish" and pyview.returns_into_python(st):
                 self._run(ag.step_out_to_python, "finish to Python")
                 return
         self._run(getattr(self.session, op), names.get(op, op))
-
-    def _returns_into_python(self, state: DebuggerState) -> bool:
-        """Whether the selected native frame was called from Python (through interpreter
-        or ffi glue only): then finish means "back to the Python line that called it"."""
-        rows = pystack.merged_stack(state, folded=False)
-        seen = False
-        for r in rows:
-            if r.kind == "native" and r.native is not None and r.native.level == state.selected_frame:
-                seen = True
-                continue
-            if not seen:
-                continue
-            if r.kind == "python":
-                return True
-            if r.kind == "native" and r.native is not None and (r.internal or _is_call_glue(r.native)):
-                continue
-            return False
-        return False
 
     def action_interrupt(self) -> None:
         if self.state.is_running:
@@ -1014,10 +855,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
         st = self.state
         if not st.is_stopped:
             return
-        pt = self._py_thread(st) if self.py_sel is not None else None
+        pt = pyview.python_thread(st) if self.py_sel is not None else None
         if pt is not None:
             # a Python frame is selected: up and down go from Python frame to Python frame (pdb's u/d)
-            shown = pyagent.user_frames(pt.frames)
+            shown = user_frames(pt.frames)
             at = next((i for i, f in enumerate(shown) if f.index == self.py_sel), None)
             if at is not None:
                 if 0 <= at + delta < len(shown):
@@ -1027,7 +868,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 # calls, the process's start), never into the agent's own frames
                 level = shown[at].native_level
                 target = level + delta if level is not None else -1
-                if target < self._agent_top(st) or target >= len(st.frames):
+                if target < pyview.agent_top(st) or target >= len(st.frames):
                     return
                 self.py_sel = None
                 self._select_frame(target)
@@ -1357,7 +1198,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 await old.close()
             except Exception:
                 pass
-            new = DebugSession(old.config)
+            new = old.renew()
             self.session = new
             self._attach_panes(new)
             new.on_state(self._on_engine_state)
@@ -1497,7 +1338,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @on(CppFramesPane.FrameChosen)
     def _frame_chosen(self, message: CppFramesPane.FrameChosen) -> None:
         st = self.state
-        pt = self._py_thread(st)
+        pt = pyview.python_thread(st)
         partners = pt.frames_at(message.level) if pt is not None else ()
         self.py_sel = partners[0].index if partners else None
         if message.level != st.selected_frame:
@@ -1560,7 +1401,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     def _show_value(self, message: VariablesTree.ShowValue) -> None:
         varobj, expr = message.varobj, message.expression
         st = self.state
-        if (varobj is None and expr is None) or not st.is_stopped or pystack.pystack_of(st) is not None and self.py_sel is not None:
+        if (varobj is None and expr is None) or not st.is_stopped or st.python.stack is not None and self.py_sel is not None:
             # (Python locals are read from memory, whole up to their own caps)
             self.push_screen(ValueScreen(message.title, message.value))
             return

@@ -1236,9 +1236,7 @@ class CudaPane(Vertical):
     def update_state(self, state: DebuggerState) -> None:
         """Called by the app on every state change; cheap when nothing CUDA changed."""
         snap = cuda.snapshot(state)
-        watch = state.extras.get("cuda_warp_watch")
-        if not isinstance(watch, WarpWatch):
-            watch = None
+        watch = state.cuda.warp_watch
         if snap is self.snap and watch is self.watch and state.process is self._process and self.state is not None:
             return
         self.state = state

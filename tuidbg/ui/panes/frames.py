@@ -17,7 +17,8 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from tuidbg.engine.pystack import PyFrame, StackRow
+from tuidbg.engine.python.merge import StackRow
+from tuidbg.engine.python.model import PyFrame
 from tuidbg.engine.state import DebuggerState, Frame
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import fold_templates, shorten_path, visible

@@ -19,7 +19,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tuidbg.engine.errors import EngineError
-from tuidbg.engine.session import CHILDREN_PAGE, VarObj
+from tuidbg.engine.records import CHILDREN_PAGE, VarObj
 from tuidbg.ui.text import truncate, visible
 
 

@@ -1,0 +1,29 @@
+"""Where sessions are made: a ``DebugSession`` with the extensions a configuration asks for.
+
+The session (``tuidbg.engine.session``) knows extensions only through ``Extension``'s hooks; this
+module, above it and above every extension, puts them together, so that no import goes from the
+session to the parts that plug into it.
+"""
+
+from __future__ import annotations
+
+from tuidbg.engine.cuda import CudaExtension
+from tuidbg.engine.extensions import Extension
+from tuidbg.engine.pyagent import PyAgent
+from tuidbg.engine.pystack import PystackExtension
+from tuidbg.engine.session import DebugSession, SessionConfig
+from tuidbg.engine.transport import Transport
+
+
+def default_extensions(config: SessionConfig) -> list[Extension]:
+    """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
+    tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it."""
+    exts: list[Extension] = [CudaExtension(config), PystackExtension()]
+    if config.agent:
+        exts.append(PyAgent(config))
+    return exts
+
+
+def new_session(config: SessionConfig, transport: Transport | None = None) -> DebugSession:
+    """A session (not started) for ``config``, with the default extensions."""
+    return DebugSession(config, transport, extensions=default_extensions)

@@ -1,0 +1,247 @@
+"""The Python view of a stop: which Python stack a thread shows, which frame is selected, which
+frames fold, what each thread and eval-loop frame is labelled with. Pure functions over the state.
+
+These are the rules the panes render (the app keeps only the user's choices between states):
+
+- :func:`python_thread`: the Python stack of the selected thread: read from memory, or at an
+  exception stop of the agent, the traceback (frames that returned since they raised) joined to
+  the callers still running.
+- :func:`stop_generation`: which stop the user sees (an agent request's short stops are the same).
+- :func:`next_selection`: which Python frame is selected after a state change: kept per stop and
+  thread; at a stop Python code made on purpose (a SIGTRAP it sent, the agent's stop) the user's
+  innermost frame; otherwise the partner of the selected native frame.
+- :func:`agent_top` and :func:`fold_agent_top`: the agent's own native frames above the user's code
+  at its stop, folded into one row.
+- :func:`eval_frame_notes` and :func:`thread_python`: the labels of eval-loop frames and threads.
+- :func:`returns_into_python`: whether finishing the selected native frame lands in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from tuidbg.agent.protocol import AGENT_THREAD_NAME
+from tuidbg.engine.python.merge import StackRow, merged_stack, traceback_thread
+from tuidbg.engine.python.model import EXCEPTION_STOPS, AgentStop, PyFrame, PyThread, is_agent_file, user_frames
+from tuidbg.engine.state import DebuggerState, Frame
+
+
+def stop_generation(state: DebuggerState) -> int:
+    """Which stop the user sees: the state's generation, except that a request answered by the
+    agent (an evaluation, the locals of a frame) makes a short stop of its own with a new generation,
+    and that stop is still the same one for the user."""
+    py = state.python
+    if py.stop is not None and py.stop_generation:
+        return py.stop_generation
+    return state.generation
+
+
+def agent_stop_here(state: DebuggerState) -> AgentStop | None:
+    """The agent's stop, when the program is stopped there and its thread is the selected one."""
+    stop = state.python.stop
+    if stop is not None and state.is_stopped and stop.thread_id == state.selected_thread:
+        return stop
+    return None
+
+
+def exception_stop(state: DebuggerState) -> AgentStop | None:
+    """The agent's stop on an exception or a failed test, when its thread is the selected one."""
+    stop = agent_stop_here(state)
+    return stop if stop is not None and stop.reason in EXCEPTION_STOPS and stop.frames else None
+
+
+def live_thread(state: DebuggerState, tid: str | None = None) -> PyThread | None:
+    """A thread's Python stack as read from memory at this stop (the selected thread by default)."""
+    ps = state.python.stack
+    return ps.thread(tid or state.selected_thread) if ps is not None and ps.ok else None
+
+
+_last_traceback: list = [None, None, None]  # [stop, live, result]: repaints of one stop ask again and again
+
+
+def _traceback(stop: AgentStop, live: PyThread | None) -> PyThread | None:
+    # by identity: hashing or comparing a 10,000-frame stack on every repaint would cost more than joining it
+    if _last_traceback[0] is not stop or _last_traceback[1] is not live:
+        _last_traceback[:] = [stop, live, traceback_thread(stop, live)]
+    return _last_traceback[2]
+
+
+def python_thread(state: DebuggerState) -> PyThread | None:
+    """The Python stack of the selected thread (see the module's docstring)."""
+    live = live_thread(state)
+    stop = exception_stop(state)
+    if stop is None:
+        return live
+    tb = _traceback(stop, live)
+    return tb if tb is not None else live
+
+
+def user_python_frame(pt: PyThread) -> PyFrame | None:
+    """The innermost Python frame that is not tuidbg's agent."""
+    return next(iter(user_frames(pt.frames)), None)
+
+
+def auto_python_stop(state: DebuggerState) -> bool:
+    """A stop that Python code caused on purpose (SIGTRAP, the agent): show the Python frame."""
+    stop = state.stop
+    if stop is None or state.selected_thread != (stop.thread_id or state.current_thread):
+        return False
+    return stop.signal_name == "SIGTRAP" or state.python.stop is not None
+
+
+@dataclass(frozen=True)
+class PySelection:
+    """The selected Python frame (``index`` into :func:`python_thread`'s frames, None: none), the
+    (stop, thread) it belongs to, and the stops whose automatic selection was made already."""
+
+    key: tuple = ()
+    index: int | None = None
+    auto_done: frozenset[int] = frozenset()
+    # a native frame the selection asks the session to select (its eval loop), or None
+    select_native: int | None = None
+
+
+def next_selection(state: DebuggerState, prev: PySelection) -> PySelection:
+    """The Python selection after a state change (see the module's docstring)."""
+    sel = replace(prev, select_native=None)
+    key = (stop_generation(state), state.selected_thread)
+    if key != sel.key:
+        sel = replace(sel, key=key, index=None)
+    pt = python_thread(state)
+    if state.is_stopped and pt is None and state.python.stack is None and exception_stop(state) is None:
+        return sel  # the Python stacks of this stop are not decoded yet: keep the selection until they are
+    if pt is None or not pt.frames or not state.is_stopped:
+        return replace(sel, index=None)
+    if sel.index is not None and sel.index >= len(pt.frames):
+        sel = replace(sel, index=None)
+    gen = stop_generation(state)
+    if gen not in sel.auto_done and auto_python_stop(state):
+        sel = replace(sel, auto_done=sel.auto_done | {gen})
+        f = user_python_frame(pt)
+        if f is not None:
+            native = f.native_level if f.native_level is not None and f.native_level != state.selected_frame else None
+            return replace(sel, index=f.index, select_native=native)
+    if sel.index is None:
+        partners = pt.frames_at(state.selected_frame)
+        if partners:
+            sel = replace(sel, index=partners[0].index)
+    return sel
+
+
+def selected_frame(state: DebuggerState, index: int | None) -> PyFrame | None:
+    pt = python_thread(state) if state.is_stopped else None
+    return pt.frames[index] if pt is not None and index is not None and index < len(pt.frames) else None
+
+
+def agent_frame_index(state: DebuggerState, index: int | None) -> int:
+    """The selected Python frame counted the way the agent counts (its own frames left out)."""
+    pt = python_thread(state)
+    if pt is None or index is None:
+        return 0
+    return len(user_frames(pt.frames[:index]))
+
+
+def agent_top(state: DebuggerState) -> int:
+    """At a stop of tuidbg's agent, in the thread that stopped: how many native frames on top are
+    the agent's (its stop function, ctypes, the agent's Python), above the user's innermost frame."""
+    if agent_stop_here(state) is None:
+        return 0
+    live = live_thread(state)
+    if live is None:
+        return 0
+    first = next((f for f in user_frames(live.frames) if f.native_level is not None), None)
+    if first is not None:
+        return first.native_level
+    # no frame of the user's runs (an uncaught exception: the agent's hook on an unwound stack):
+    # down to the outermost eval-loop frame that runs the agent
+    levels = [f.native_level for f in live.frames if f.native_level is not None and is_agent_file(f.file)]
+    return max(levels) + 1 if levels else 0
+
+
+def fold_agent_top(rows: Sequence[StackRow], top: int) -> list[StackRow]:
+    """The merged stack with its first rows, the frames of tuidbg's agent stop above native level
+    ``top``, in one fold row."""
+    rows = list(rows)
+    n = 0
+    while n < len(rows) and all(f.level < top for f in rows[n].frames()) and rows[n].frames():
+        n += 1
+    if n == 0:
+        return rows
+    # (native levels 0 to top - 1, some of them hidden under the agent's Python rows)
+    fold = StackRow(kind="fold", rule="tuidbg-stop", children=tuple(rows[:n]),
+                    label=f"tuidbg's agent stop ({top} frame{'s' if top != 1 else ''})")
+    return [fold] + rows[n:]
+
+
+def eval_frame_notes(pt: PyThread | None) -> dict[int, str]:
+    """For the C++ pane: what each eval-loop frame runs, named after its innermost user frame, with
+    how many more it runs (one pass: a 10,000-frame stack may run on one eval-loop frame)."""
+    notes: dict[int, str] = {}
+    if pt is None:
+        return notes
+    at: dict[int, list[PyFrame]] = {}
+    for f in pt.frames:
+        if f.native_level is not None:
+            at.setdefault(f.native_level, [])
+            if not is_agent_file(f.file):
+                at[f.native_level].append(f)
+    for level, runs in at.items():
+        if not runs:
+            notes[level] = "(tuidbg's agent)"
+            continue
+        more = f" (+{len(runs) - 1})" if len(runs) > 1 else ""
+        notes[level] = f"⇠ py {runs[0].name}:{runs[0].line}{more}"
+    return notes
+
+
+def thread_python(state: DebuggerState, names: dict[int, str]) -> dict[str, str]:
+    """For the threads pane: each thread's innermost Python frame (read from memory), below the
+    agent's own frames; the agent's thread (named so in ``names``, LWP → threading name) says so."""
+    where: dict[str, str] = {}
+    ps = state.python.stack if state.is_stopped else None
+    if ps is None or not ps.ok:
+        return where
+    for pt in ps.threads:
+        if not pt.tid:
+            continue
+        if pt.lwp and names.get(pt.lwp) == AGENT_THREAD_NAME:
+            where[pt.tid] = "(tuidbg's agent)"
+            continue
+        # below the agent's frames (a callback of the agent on top of this thread's code)
+        inner = max((g.index for g in pt.frames if is_agent_file(g.file)), default=-1)
+        f = next((g for g in pt.frames if g.index > inner), None)
+        if f is not None:
+            where[pt.tid] = f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}"
+    return where
+
+
+def is_call_glue(frame: Frame) -> bool:
+    """libffi and ctypes' own C code, between Python and the C function ctypes calls."""
+    lib = (frame.library or "").rsplit("/", 1)[-1]
+    path = frame.fullname or frame.file or ""
+    func = frame.func or ""
+    return (
+        lib.startswith(("libffi", "_ctypes"))
+        or "/_ctypes/" in path
+        or "libffi" in path
+        or func.startswith(("ffi_", "_ctypes_"))
+    )
+
+
+def returns_into_python(state: DebuggerState) -> bool:
+    """Whether the selected native frame was called from Python (through interpreter or ffi glue
+    only): then finish means "back to the Python line that called it"."""
+    seen = False
+    for r in merged_stack(state, folded=False):
+        if r.kind == "native" and r.native is not None and r.native.level == state.selected_frame:
+            seen = True
+            continue
+        if not seen:
+            continue
+        if r.kind == "python":
+            return True
+        if r.kind == "native" and r.native is not None and (r.internal or is_call_glue(r.native)):
+            continue
+        return False
+    return False
