@@ -120,3 +120,38 @@ def test_records_of_other_kinds_change_nothing():
     st = DebuggerState()
     for line in ['~"hello\\n"', "(gdb)", "BFD: noise", '^done', '=cmd-param-changed,param="x",value="y"']:
         assert reduce(st, parse_line(line)) is st
+
+
+def test_records_go_to_the_process_they_name_and_a_stop_selects_its_process():
+    st = run(
+        DebuggerState(),
+        '=thread-group-started,id="i1",pid="100"',
+        '=thread-created,id="1",group-id="i1"',
+        '=thread-group-added,id="i2"',
+        '=thread-group-started,id="i2",pid="200"',
+        '=thread-created,id="2",group-id="i2"',
+        '*running,thread-id="all"',
+    )
+    assert [(i.id, i.pid, i.process) for i in st.inferiors] == [
+        ("i1", 100, ProcessState.RUNNING), ("i2", 200, ProcessState.NOT_STARTED)]
+    st = run(st, '*running,thread-id="2"',
+             '*stopped,reason="breakpoint-hit",bkptno="1",thread-id="2",frame={level="0",func="child"}')
+    assert st.selected_inferior == "i2" and st.pid == 200 and st.is_stopped and st.frames[0].func == "child"
+    assert st.generation == 1 and st.inferiors[0].generation == 0  # generations are per process
+    assert st.inferiors[0].process is ProcessState.RUNNING  # the other process runs on
+    st = run(st, '=library-loaded,id="/lib/x.so",target-name="/lib/x.so",host-name="/lib/x.so",symbols-loaded="0",thread-group="i1"')
+    assert [lib.id for lib in st.inferiors[0].libraries] == ["/lib/x.so"] and st.libraries == ()
+    # a refresh stamped with the selected process's generation lands there
+    st2 = apply_refresh(st, 1, locals_=(), locals_key=("2", 0), done=True)
+    assert st2.inferior.refreshed and not st2.inferiors[0].refreshed
+
+
+def test_a_stop_clears_the_views_of_the_previous_stop_but_keeps_the_agent():
+    from tuidbg.engine.python.model import AgentInfo, PyStack
+
+    st = run(DebuggerState(), '=thread-group-started,id="i1",pid="7"', '*stopped,reason="signal-received",thread-id="1"')
+    agent = AgentInfo(status="connected")
+    st = st.with_python(stack=PyStack(status="ok"), agent=agent, transient=True)
+    st = run(st, '*running,thread-id="all"', '*stopped,reason="end-stepping-range",thread-id="1"')
+    assert st.python.stack is None and not st.python.transient and st.python.agent is agent
+    assert st.cuda.snapshot is None and not st.cuda.focus_known

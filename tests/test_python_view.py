@@ -1,0 +1,111 @@
+"""The Python view-model (engine/python/view.py): which Python stack and frame the panes show, what
+folds, what threads and eval-loop frames are labelled with. Pure functions over states built by
+hand, as the session builds them: no gdb, no Textual."""
+
+from __future__ import annotations
+
+from tuidbg.agent import protocol as P
+from tuidbg.agent.protocol import AGENT_THREAD_NAME
+from tuidbg.engine.python import merge as M
+from tuidbg.engine.python import view as V
+from tuidbg.engine.python.model import AGENT_DIR, AgentStop, PyFrame, PyFrameInfo, PyStack, PyThread
+from tuidbg.engine.state import DebuggerState, Frame, ProcessState, StopInfo
+
+AGENT_FILE = AGENT_DIR + "/core.py"
+
+
+def pyf(index, function, level, file="/app/x.py", line=10):
+    return PyFrame(index=index, function=function, file=file, line=line, native_level=level)
+
+
+def stopped(frames=(), *, tid="1", selected_frame=0, signal=None, py_threads=(), agent_stop=None, generation=3):
+    st = DebuggerState().evolve(
+        process=ProcessState.STOPPED, generation=generation, current_thread=tid, selected_thread=tid,
+        selected_frame=selected_frame, frames=tuple(frames), frames_thread=tid, refreshed=True,
+        stop=StopInfo(reason="signal-received" if signal else "breakpoint-hit", thread_id=tid, signal_name=signal),
+    )
+    if py_threads:
+        st = st.with_python(stack=PyStack(status="ok", python="3.12.1", threads=tuple(py_threads)))
+    if agent_stop is not None:
+        st = st.with_python(stop=agent_stop, stop_generation=generation)
+    return st
+
+
+NATIVE = [Frame(level=i, func=f, addr=hex(0x1000 + i)) for i, f in enumerate(
+    ["agent_stop_fn", "_PyEval_EvalFrameDefault", "_PyEval_EvalFrameDefault", "main"])]
+
+
+def test_before_the_stacks_are_read_the_selection_is_kept():
+    st = stopped(NATIVE)
+    sel = V.PySelection(key=(3, "1"), index=2)
+    assert V.next_selection(st, sel).index == 2  # nothing decoded yet: keep it until it is
+
+
+def test_a_sigtrap_selects_the_frame_that_sent_it_and_asks_for_its_eval_loop():
+    py = PyThread(tid="1", frames=(pyf(0, "trap_here", 2), pyf(1, "main", 2)))
+    st = stopped(NATIVE, signal="SIGTRAP", py_threads=[py])
+    sel = V.next_selection(st, V.PySelection())
+    assert sel.index == 0 and sel.select_native == 2 and 3 in sel.auto_done
+    # the automatic selection is made once per stop: the user's choice then stays
+    again = V.next_selection(st, V.replace(sel, index=1, select_native=None))
+    assert again.index == 1 and again.select_native is None
+
+
+def test_at_a_plain_stop_the_partner_of_the_selected_native_frame_is_selected():
+    py = PyThread(tid="1", frames=(pyf(0, "inner", 1), pyf(1, "outer", 2)))
+    st = stopped(NATIVE, selected_frame=2, py_threads=[py])
+    assert V.next_selection(st, V.PySelection()).index == 1
+    # a new stop forgets the old selection
+    newer = stopped(NATIVE, selected_frame=1, py_threads=[py], generation=4)
+    assert V.next_selection(newer, V.PySelection(key=(3, "1"), index=1)).index == 0
+
+
+def test_the_agents_frames_are_skipped_and_folded():
+    py = PyThread(tid="1", frames=(pyf(0, "_stop", 1, file=AGENT_FILE), pyf(1, "user_fn", 2), pyf(2, "main", 2)))
+    stop = AgentStop(reason=P.R_BREAKPOINT, seq=1, thread_id="1", native_id=11, python_thread=5,
+                     file="/app/x.py", line=10, func="user_fn", frames=(PyFrameInfo("/app/x.py", 10, "user_fn"),))
+    st = stopped(NATIVE, py_threads=[py], agent_stop=stop)
+    assert V.agent_stop_here(st) is stop and V.exception_stop(st) is None
+    assert V.agent_top(st) == 2  # native frames 0 and 1 are the agent's stop function and its eval loop
+    sel = V.next_selection(st, V.PySelection())
+    assert sel.index == 1  # the user's innermost frame, not the agent's
+    assert V.agent_frame_index(st, sel.index) == 0  # the agent counts the user's frames only
+    rows = V.fold_agent_top(M.merged_stack(st), V.agent_top(st))
+    assert rows[0].kind == "fold" and rows[0].rule == "tuidbg-stop"
+    assert all(r.level is None or r.level >= 2 for r in rows[1:])
+    notes = V.eval_frame_notes(py)
+    assert notes[1] == "(tuidbg's agent)" and notes[2] == "⇠ py user_fn:10 (+1)"
+
+
+def test_an_uncaught_exception_shows_the_traceback_joined_to_the_live_callers():
+    live = PyThread(tid="1", frames=(pyf(0, "hook", 1, file=AGENT_FILE), pyf(1, "main", 2, file="/app/t.py")))
+    stop = AgentStop(reason=P.R_UNCAUGHT, seq=2, thread_id="1", native_id=11, python_thread=5,
+                     frames=(PyFrameInfo("/app/t.py", 3, "fails"), PyFrameInfo("/app/t.py", 9, "main")))
+    st = stopped(NATIVE, py_threads=[live], agent_stop=stop)
+    assert V.exception_stop(st) is stop
+    pt = V.python_thread(st)
+    assert [f.function for f in pt.frames] == ["fails", "main"]
+    assert [f.native_level for f in pt.frames] == [None, 2]  # only main still runs
+    assert V.python_thread(st) is pt  # asked again at the same stop: the same value
+    # another thread selected: its own live stack
+    other = st.evolve(selected_thread="2")
+    assert V.exception_stop(other) is None and V.python_thread(other) is None
+
+
+def test_threads_are_labelled_with_their_python_line_and_the_agents_thread_says_so():
+    t1 = PyThread(tid="1", lwp=11, frames=(pyf(0, "cb", 1, file=AGENT_FILE), pyf(1, "work", 2, file="/app/w.py")))
+    t2 = PyThread(tid="2", lwp=12, frames=(pyf(0, "_control_loop", 1, file=AGENT_FILE),))
+    st = stopped(NATIVE, py_threads=[t1, t2])
+    where = V.thread_python(st, {12: AGENT_THREAD_NAME})
+    assert where == {"1": "work:10 w.py", "2": "(tuidbg's agent)"}
+    assert V.thread_python(st.evolve(process=ProcessState.RUNNING), {}) == {}
+
+
+def test_finish_returns_into_python_only_through_interpreter_or_ffi_glue():
+    native = [Frame(level=0, func="c_add", addr="0x1"), Frame(level=1, func="ffi_call_unix64", addr="0x2"),
+              Frame(level=2, func="_PyEval_EvalFrameDefault", addr="0x3"), Frame(level=3, func="main", addr="0x4")]
+    py = PyThread(tid="1", frames=(pyf(0, "caller", 2),))
+    assert V.returns_into_python(stopped(native, py_threads=[py]))
+    direct = [Frame(level=0, func="c_add", addr="0x1"), Frame(level=1, func="c_main_loop", addr="0x2"),
+              Frame(level=2, func="_PyEval_EvalFrameDefault", addr="0x3")]
+    assert not V.returns_into_python(stopped(direct, py_threads=[py]))
