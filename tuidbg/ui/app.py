@@ -823,7 +823,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if ag is None:
             self.notify("step into native needs tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
             return
-        frame = self._agent_frame_index(self.state)
+        frame = pyview.agent_frame_index(self.state, self.py_sel)
         self._run(lambda: ag.step_into_native(frame=frame), "step into native")
 
     def action_run_to_cursor(self) -> None:
