@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from helpers import DATA
 
@@ -188,6 +190,83 @@ def test_synthetic_tables_read_by_column_name(name):
 def test_kernel_name_with_templates_and_launch():
     k = m.CudaKernel(kernel=1, grid_dim=Dim3(2, 1, 1), block_dim=Dim3(32, 1, 1), invocation="void reduce<float, (op)1>(x=0x1, n=4)")
     assert k.name == "void reduce<float, (op)1>" and k.launch.startswith("void reduce<float, (op)1><<<(2,1,1),(32,1,1)>>>")
+
+
+ROW_TYPES = (m.CudaDevice, m.CudaSM, m.CudaWarp, m.CudaLane, m.CudaKernel, m.CudaContext, m.BlockRange, m.ThreadRange)
+
+
+def _row(line: str) -> dict:
+    """The first row of a one-row MI table line."""
+    (row,) = m.parse_table(_payload(line)).rows
+    return dict(row)
+
+
+@pytest.mark.parametrize("cls", ROW_TYPES, ids=lambda c: c.__name__)
+def test_every_row_type_reads_each_field_from_a_column_map(cls):
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    required = {n for n, f in fields.items() if f.default is dataclasses.MISSING}
+    maps = [cls.CELLS] if hasattr(cls, "CELLS") and cls.CELLS else []
+    maps += [getattr(cls, n) for n in ("COALESCED", "UNCOALESCED") if hasattr(cls, n)]
+    assert maps
+    for cells in maps:
+        assert set(cells) <= set(fields) and required <= set(cells), cls.__name__
+    # a row with no columns at all still gives a value: each field's empty reading
+    empty = cls.from_row({})
+    assert empty.current is False
+
+
+def test_a_missing_column_reads_as_the_fields_empty_value():
+    # 13.x dropped the kernels ``parent`` column; the other cells are as 12.x prints them
+    k = m.CudaKernel.from_row(_row('^done,InfoCudaKernelsTable={hdr=[],body=[InfoCudaKernelsRow={current=" ",kernel="2",device="0",grid="5",status="Active",sms_mask="0x0000000000000000000000000005",gridDim="(2,1,1)",blockDim="(64,1,1)",invocation="vecAdd(n=128)"}]}'))
+    assert (k.kernel, k.current, k.parent, k.device, k.grid, k.status, k.sms_mask) == (2, False, None, 0, 5, "Active", 5)
+    d = m.CudaDevice.from_row({"device": "1"})
+    assert (d.device, d.name, d.num_sms, d.active_sms_mask, d.current) == (1, "", 0, 0, False)
+    w = m.CudaWarp.from_row({"warp": "3"})
+    assert (w.warp, w.pc, w.kernel, w.block, w.first_thread) == (3, None, None, None, None)
+    lane = m.CudaLane.from_row({"lane": "4"})
+    assert (lane.state, lane.pc, lane.thread, lane.exception) == ("", None, None, None)
+    assert m.CudaContext.from_row({}) == m.CudaContext(context=0)
+    # a coalesced range without its count counts 0; an uncoalesced one is always one block/thread
+    assert m.BlockRange.from_row({"from": "(0,0,0)", "to": "(1,0,0)"}).count == 0
+    assert m.BlockRange.from_row({"blockIdx": "(1,0,0)"}).count == 1
+
+
+def test_odd_cells_as_cuda_gdb_prints_them():
+    k = m.CudaKernel.from_row(_row('^done,InfoCudaKernelsTable={hdr=[],body=[InfoCudaKernelsRow={current="*",kernel="0",parent="-",device="0",grid="1",status="Active",sms_mask="0x0000000000000000000000000005",gridDim="(2,1,1)",blockDim="(64,1,1)",invocation="vecAdd(a=0x7fffd1a00000, n=128)"}]}'))
+    assert k.current and k.parent is None and k.sms_mask == 5 and k.grid_dim == Dim3(2, 1, 1)
+    lanes = [m.CudaLane.from_row(_row(f'^done,InfoCudaLanesTable={{hdr=[],body=[InfoCudaLanesRow={{current=" ",lane="1",state=" active ",physical_pc="0x00007fffd727d3a0",threadIdx="(33,0,0)",exception="{e}"}}]}}')) for e in ("None", "Warp Illegal Address", "")]
+    assert [ln.exception for ln in lanes] == [None, "Warp Illegal Address", None]
+    assert lanes[0].state == "active" and lanes[0].active and not lanes[0].current and lanes[0].pc == 0x7FFFD727D3A0
+    # special coordinates: a number or dim3 becomes None, an index 0, a range's end (0,0,0)
+    w = m.CudaWarp.from_row({"warp": "invalid", "kernel": "invalid", "blockIdx": "(invalid,invalid,invalid)", "active_lanes_mask": "0xffffffff"})
+    assert (w.warp, w.kernel, w.block, w.active_lanes) == (0, None, None, tuple(range(32)))
+    r = m.ThreadRange.from_row({"kernel": "*", "from_blockIdx": "*", "from_threadIdx": "(1,0,0)", "to_blockIdx": "(1,0,0)", "to_threadIdx": "(2,0,0)", "count": "current", "line": "-"})
+    assert (r.kernel, r.first_block, r.count, r.line, r.filename) == (None, Dim3(), 0, None, "")
+
+
+def test_a_renamed_column_is_read_from_the_first_name_the_row_has():
+    assert m.CudaWarp.from_row({"warp": "0", "active_pc": "0x10"}).pc == 0x10
+    assert m.CudaWarp.from_row({"warp": "0", "active_physical_pc": "0x20", "active_pc": "0x10"}).pc == 0x20
+    # the first column present is read even when its value is special
+    assert m.CudaWarp.from_row({"warp": "0", "active_physical_pc": "invalid", "active_pc": "0x10"}).pc is None
+    assert m.CudaLane.from_row({"lane": "0", "pc": "0x30"}).pc == 0x30
+    assert m.CudaLane.from_row({"lane": "0", "physical_pc": "0x40", "pc": "0x30"}).pc == 0x40
+    assert m.ThreadRange.from_row({"threadIdx": "(0,0,0)", "pc": "0x50"}).pc == 0x50
+    assert m.ThreadRange.from_row({"threadIdx": "(0,0,0)", "virtual_pc": "0x60", "pc": "0x50"}).pc == 0x60
+
+
+def test_range_rows_take_their_shape_from_their_columns():
+    unc = m.BlockRange.from_row(_row('^done,UncoalescedInfoCudaBlocksTable={hdr=[],body=[UncoalescedInfoCudaBlocksRow={current=" ",kernel="0",blockIdx="(1,0,0)",state="running",device="0",sm="2"}]}'))
+    assert (unc.first, unc.last, unc.count, unc.device, unc.sm, unc.state) == (Dim3(1), Dim3(1), 1, 0, 2, "running")
+    co = m.BlockRange.from_row(_row('^done,CoalescedInfoCudaBlocksTable={hdr=[],body=[CoalescedInfoCudaBlocksRow={current="*",kernel="0",from="(0,0,0)",to="(1,0,0)",count="2",state="running"}]}'))
+    assert (co.first, co.last, co.count, co.current, co.device, co.sm) == (Dim3(0), Dim3(1), 2, True, None, None)
+    one = m.ThreadRange.from_row(_row('^done,UncoalescedInfoCudaThreadsTable={hdr=[],body=[UncoalescedInfoCudaThreadsRow={current=" ",kernel="0",blockIdx="(1,0,0)",threadIdx="(3,0,0)",virtual_pc="0x00007fffd727d1f0",device="0",sm="2",warp="0",lane="3",filename="/home/user/proj/vecadd.cu",line="8"}]}'))
+    assert one.single and (one.first_block, one.last_thread, one.sm, one.warp, one.lane, one.location) == (Dim3(1), Dim3(3), 2, 0, 3, "vecadd.cu:8")
+    many = m.ThreadRange.from_row(_row('^done,CoalescedInfoCudaThreadsTable={hdr=[],body=[CoalescedInfoCudaThreadsRow={current="*",kernel="0",from_blockIdx="(0,0,0)",from_threadIdx="(0,0,0)",to_blockIdx="(1,0,0)",to_threadIdx="(63,0,0)",count="128",virtual_pc="0x00007fffd727d1f0",filename="/home/user/proj/vecadd.cu",line="8"}]}'))
+    assert (many.count, many.last_block, many.last_thread, many.lane) == (128, Dim3(1), Dim3(63), None) and many.blocks_spanned
+    # a row with both a thread and a range start is a range (the range columns win)
+    both = m.ThreadRange.from_row({"threadIdx": "(5,0,0)", "from_threadIdx": "(1,0,0)", "to_threadIdx": "(2,0,0)", "count": "2"})
+    assert (both.first_thread, both.last_thread, both.count) == (Dim3(1), Dim3(2), 2)
 
 
 # ---------------------------------------------------------------------------------------------

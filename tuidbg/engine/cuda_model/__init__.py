@@ -13,11 +13,14 @@ Who owns what (each module imports only those above it in this list):
   (``invalid``, ``*``, ``current`` → None).
 - ``filters``: the ``kernel 1 block (0,0,0)`` grammar: CudaFilter,
   parse_filter, make_filter, the kinds (ALL_KINDS...).
-- ``tables``: MITable, parse_table, ``rows``, and the rows of the device, SM,
-  warp, lane, kernel and context tables (CudaDevice ... CudaContext).
-- ``ranges``: BlockRange, ThreadRange (rows of the blocks and threads tables)
-  and ThreadRanges, the lazy threads table with its paging, locating and order
-  inference.
+- ``mitable``: MITable, parse_table, ``rows``, and how a row becomes a value:
+  TableRow (``from_row``, the one constructor of every row type), Cell and
+  the cell conversions, with the rules for missing columns and odd values.
+- ``tables``: the rows of the device, SM, warp, lane, kernel and context
+  tables (CudaDevice ... CudaContext), each a field → column map.
+- ``ranges``: BlockRange, ThreadRange (rows of the blocks and threads tables,
+  each with a coalesced and an uncoalesced map) and ThreadRanges, the lazy
+  threads table with its paging, locating and order inference.
 - ``stops``: CudaException, decode_exception, parse_errorpc, classify_stop and
   the STOP_* kinds, is_device_frame.
 - ``breakpoints``: KernelBreakpointView, kernel_breakpoint_view.
@@ -25,7 +28,7 @@ Who owns what (each module imports only those above it in this list):
   OPTION_VALUES), LaneValue, WarpWatch, and CudaSnapshot, what the panes read.
 
 Rules that hold for every cuda-gdb version seen (11.8 captured, 12.x/13.x from
-the source) are stated where they apply: reading tables in ``tables``, special
+the source) are stated where they apply: reading tables in ``mitable``, special
 coordinates and the logical order in ``coords``.
 
 This module re-exports the names the rest of tuidbg, the tests and the
@@ -39,6 +42,7 @@ from tuidbg.engine.cuda_model.breakpoints import KernelBreakpointView, kernel_br
 from tuidbg.engine.cuda_model.coords import CudaFocus, Dim3, LogicalOrder, bits
 from tuidbg.engine.cuda_model.errors import CudaError, CudaFilterError
 from tuidbg.engine.cuda_model.filters import ALL_KINDS, CudaFilter, make_filter, parse_filter
+from tuidbg.engine.cuda_model.mitable import MITable, parse_table, rows
 from tuidbg.engine.cuda_model.ranges import BlockRange, ThreadRange, ThreadRanges
 from tuidbg.engine.cuda_model.snapshot import (
     CUDA_MI_COMMANDS,
@@ -66,17 +70,7 @@ from tuidbg.engine.cuda_model.stops import (
     is_device_frame,
     parse_errorpc,
 )
-from tuidbg.engine.cuda_model.tables import (
-    CudaContext,
-    CudaDevice,
-    CudaKernel,
-    CudaLane,
-    CudaSM,
-    CudaWarp,
-    MITable,
-    parse_table,
-    rows,
-)
+from tuidbg.engine.cuda_model.tables import CudaContext, CudaDevice, CudaKernel, CudaLane, CudaSM, CudaWarp
 
 __all__ = [
     "ALL_KINDS",

@@ -10,11 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence, overload
 
-from tuidbg.engine.cuda_model.coords import CudaFocus, Dim3, LogicalOrder, _dim, _fast_dim, _num
-from tuidbg.engine.cuda_model.tables import MITable, _cur
+from tuidbg.engine.cuda_model.coords import CudaFocus, Dim3, LogicalOrder, _fast_dim, _num
+from tuidbg.engine.cuda_model.mitable import (
+    Cell,
+    MITable,
+    TableRow,
+    cells,
+    dim_or_origin,
+    fixed,
+    index,
+    number,
+    star,
+    text,
+)
+
 
 @dataclass(frozen=True)
-class BlockRange:
+class BlockRange(TableRow):
     """Resident blocks of a kernel: a coalesced range, or one block (uncoalesced, with its device/SM)."""
 
     kernel: int | None
@@ -26,6 +38,18 @@ class BlockRange:
     device: int | None = None
     sm: int | None = None
 
+    COALESCED = cells(kernel=number, first=("from", dim_or_origin), last=("to", dim_or_origin), count=index, state=text, current=star)
+    UNCOALESCED = cells(
+        kernel=number,
+        first=("blockIdx", dim_or_origin),
+        last=("blockIdx", dim_or_origin),
+        count=fixed(1),
+        state=text,
+        current=star,
+        device=number,
+        sm=number,
+    )
+
     def blocks(self, order: LogicalOrder, grid_dim: Dim3, start: int = 0, count: int | None = None) -> tuple[Dim3, ...]:
         """The block indices of the range, ``start`` .. ``start+count-1``, in logical order."""
         first = order.index(self.first, grid_dim)
@@ -34,31 +58,16 @@ class BlockRange:
         return tuple(order.at(first + i, grid_dim) for i in range(max(0, start), stop))
 
     @classmethod
-    def from_row(cls, r: Mapping[str, Any]) -> BlockRange:
-        if "blockIdx" in r:  # uncoalesced
-            b = _dim(r.get("blockIdx")) or Dim3()
-            return cls(
-                kernel=_num(r.get("kernel")),
-                first=b,
-                last=b,
-                count=1,
-                state=str(r.get("state", "")),
-                current=_cur(r),
-                device=_num(r.get("device")),
-                sm=_num(r.get("sm")),
-            )
-        return cls(
-            kernel=_num(r.get("kernel")),
-            first=_dim(r.get("from")) or Dim3(),
-            last=_dim(r.get("to")) or Dim3(),
-            count=_num(r.get("count")) or 0,
-            state=str(r.get("state", "")),
-            current=_cur(r),
-        )
+    def cells_for(cls, row: Mapping[str, Any]) -> Mapping[str, Cell]:
+        return cls.UNCOALESCED if "blockIdx" in row else cls.COALESCED
+
+
+# A thread's PC: the virtual PC (the one the source lines map), ``pc`` in older tables.
+_PC = Cell(("virtual_pc", "pc"), number)
 
 
 @dataclass(frozen=True)
-class ThreadRange:
+class ThreadRange(TableRow):
     """Threads of a kernel at one PC: a coalesced range, or one thread (uncoalesced, with device/SM/warp/lane)."""
 
     kernel: int | None
@@ -75,6 +84,28 @@ class ThreadRange:
     sm: int | None = None
     warp: int | None = None
     lane: int | None = None
+
+    _COMMON = cells(kernel=number, pc=_PC, filename=text, line=number, current=star)
+    COALESCED = cells(
+        _COMMON,
+        first_block=("from_blockIdx", dim_or_origin),
+        first_thread=("from_threadIdx", dim_or_origin),
+        last_block=("to_blockIdx", dim_or_origin),
+        last_thread=("to_threadIdx", dim_or_origin),
+        count=index,
+    )
+    UNCOALESCED = cells(  # one thread, with where it runs
+        _COMMON,
+        first_block=("blockIdx", dim_or_origin),
+        first_thread=("threadIdx", dim_or_origin),
+        last_block=("blockIdx", dim_or_origin),
+        last_thread=("threadIdx", dim_or_origin),
+        count=fixed(1),
+        device=number,
+        sm=number,
+        warp=number,
+        lane=number,
+    )
 
     @property
     def single(self) -> bool:
@@ -155,37 +186,8 @@ class ThreadRange:
         return tuple(out)
 
     @classmethod
-    def from_row(cls, r: Mapping[str, Any]) -> ThreadRange:
-        common = dict(
-            kernel=_num(r.get("kernel")),
-            pc=_num(r.get("virtual_pc", r.get("pc"))),
-            filename=str(r.get("filename", "") or ""),
-            line=_num(r.get("line")),
-            current=_cur(r),
-        )
-        if "threadIdx" in r and "from_threadIdx" not in r:  # uncoalesced: one thread
-            b = _dim(r.get("blockIdx")) or Dim3()
-            t = _dim(r.get("threadIdx")) or Dim3()
-            return cls(
-                first_block=b,
-                first_thread=t,
-                last_block=b,
-                last_thread=t,
-                count=1,
-                device=_num(r.get("device")),
-                sm=_num(r.get("sm")),
-                warp=_num(r.get("warp")),
-                lane=_num(r.get("lane")),
-                **common,
-            )
-        return cls(
-            first_block=_dim(r.get("from_blockIdx")) or Dim3(),
-            first_thread=_dim(r.get("from_threadIdx")) or Dim3(),
-            last_block=_dim(r.get("to_blockIdx")) or Dim3(),
-            last_thread=_dim(r.get("to_threadIdx")) or Dim3(),
-            count=_num(r.get("count")) or 0,
-            **common,
-        )
+    def cells_for(cls, row: Mapping[str, Any]) -> Mapping[str, Cell]:
+        return cls.UNCOALESCED if "threadIdx" in row and "from_threadIdx" not in row else cls.COALESCED
 
 
 _UNSET: Any = object()
@@ -294,7 +296,7 @@ class ThreadRanges(Sequence[ThreadRange]):
     def current_index(self) -> int | None:
         """Index of the range holding the focus (the ``*`` row, or where ``with_focus`` put it)."""
         if self._current is _UNSET:
-            self._current = next((i for i, r in enumerate(self._rows) if _cur(r)), None)
+            self._current = next((i for i, r in enumerate(self._rows) if star(r.get("current"))), None)
         return self._current
 
     @property
@@ -374,7 +376,7 @@ class ThreadRanges(Sequence[ThreadRange]):
     def _make_summary(self) -> tuple[tuple[int | None, str, int | None, int, int], ...]:
         acc: dict[tuple[Any, Any, Any], list[int]] = {}
         for r in self._rows:
-            key = (r.get("virtual_pc", r.get("pc")), r.get("filename", ""), r.get("line"))
+            key = (_PC.raw(r), r.get("filename", ""), r.get("line"))
             n = _num(r.get("count")) or 1
             slot = acc.get(key)
             if slot is None:
