@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
 import pytest
 from textual.app import App
 from textual.binding import Binding
 
+import tuidbg.ui
 from tuidbg import config as tconfig
 from tuidbg.ui import bindings
 from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows
@@ -14,6 +19,7 @@ from tuidbg.ui.panes.io import CommandInput, ProgramInput
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, WatchPane
+from tuidbg.ui.picker import PickerApp
 
 # What can have focus, and whose bindings are in force then (besides the global ones).
 CONTEXTS = {
@@ -39,10 +45,24 @@ def id_bindings(cls) -> dict[str, str]:
     return out
 
 
-ALL_IDS = set(bindings.global_ids())
-for classes in CONTEXTS.values():
-    for c in classes:
-        ALL_IDS |= set(id_bindings(c))
+def _keys_written_in_code() -> dict[str, set[str]]:
+    """Binding id -> the keys written for it in the classes of tuidbg.ui (every module, every class).
+
+    The picker of ``tuidbg attach`` is an App of its own that loads no keymap; its ids are not
+    the debugger's."""
+    out: dict[str, set[str]] = {}
+    for info in pkgutil.walk_packages(tuidbg.ui.__path__, "tuidbg.ui."):
+        module = importlib.import_module(info.name)
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__ or cls is PickerApp:
+                continue
+            for b in cls.__dict__.get("BINDINGS", []):
+                if isinstance(b, Binding) and b.id:
+                    out.setdefault(b.id, set()).add(b.key)
+    return out
+
+
+ALL_IDS = set(_keys_written_in_code())
 
 KEYMAPS = sorted(tconfig.keymap_files())
 
@@ -87,10 +107,53 @@ def _intended(a: str, b: str) -> bool:
     return frozenset({a, b}) in INTENDED
 
 
-def test_default_keymap_file_matches_the_bindings():
-    km = tconfig.load_keymap("default")
-    for bid, keys in bindings.default_keys().items():
-        assert km.keys.get(bid) == keys, bid
+def test_the_default_keymap_names_every_binding_id_and_no_other():
+    in_code = set(_keys_written_in_code())
+    assert bindings.global_ids() <= in_code  # the app's own BINDINGS are the global ones
+    in_file = set(tconfig.shipped_default_keys())
+    assert not in_code - in_file, f"ids with no key in keymaps/default.toml: {sorted(in_code - in_file)}"
+    assert not in_file - in_code, f"keymaps/default.toml names ids that do not exist: {sorted(in_file - in_code)}"
+
+
+def test_keys_still_written_in_panes_and_dialogs_are_the_default_keymaps():
+    # Global bindings take their keys from the file; a pane's or a dialog's Binding still
+    # spells its key, which must be the file's (it is what a keymap that leaves the id out gets).
+    default = tconfig.shipped_default_keys()
+    global_ids = bindings.global_ids()
+    differ = {bid: keys for bid, keys in _keys_written_in_code().items() if bid not in global_ids and keys != {default.get(bid)}}
+    assert not differ, f"keys in code that keymaps/default.toml does not have: {differ}"
+
+
+def _ship_default_keymap(tmp_path, monkeypatch, text: str) -> None:
+    """tuidbg as installed in tmp_path, with this keymaps/default.toml."""
+    (tmp_path / "tuidbg" / "_data" / "keymaps").mkdir(parents=True)
+    (tmp_path / "tuidbg" / "_data" / "keymaps" / "default.toml").write_text(text)
+    monkeypatch.setattr(tconfig, "PACKAGE_DIR", tmp_path / "tuidbg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+
+
+def test_global_bindings_take_their_keys_from_the_shipped_default_keymap(tmp_path, monkeypatch):
+    real = tconfig.shipped_default_keys()
+    assert {b.id: b.key for b in bindings.global_bindings()} == {bid: real[bid] for bid in bindings.global_ids()}
+    text = (tconfig.PACKAGE_DIR.parent / "keymaps" / "default.toml").read_text()
+    _ship_default_keymap(tmp_path, monkeypatch, text.replace('"exec.next" = "n,f10"', '"exec.next" = "j"'))
+    # a user's keymap called default is a keymap like any other: it does not change the defaults
+    (tmp_path / "home" / "tuidbg" / "keymaps").mkdir(parents=True)
+    (tmp_path / "home" / "tuidbg" / "keymaps" / "default.toml").write_text('[keys]\n"exec.step" = "i"\n')
+    keys = {b.id: b.key for b in bindings.global_bindings()}
+    assert keys["exec.next"] == "j" and keys["exec.step"] == "s,f11"
+    assert tconfig.load_keymap("default").keys == {"exec.step": "i"}
+
+
+def test_a_default_keymap_without_a_global_id_is_one_clear_error(tmp_path, monkeypatch):
+    text = (tconfig.PACKAGE_DIR.parent / "keymaps" / "default.toml").read_text()
+    _ship_default_keymap(tmp_path, monkeypatch, text.replace('"exec.next" = "n,f10"\n', ""))
+    with pytest.raises(tconfig.UsageError, match="default.toml has no key for 'exec.next'"):
+        bindings.global_bindings()
+    (tmp_path / "tuidbg" / "_data" / "keymaps" / "default.toml").unlink()
+    monkeypatch.setattr(tconfig, "PACKAGE_DIR", tmp_path / "elsewhere" / "tuidbg")
+    with pytest.raises(tconfig.UsageError, match="default keymap .* is missing"):
+        bindings.global_bindings()
 
 
 def test_vscode_keymap_has_no_single_letter_execution_keys():

@@ -10,10 +10,14 @@ config file ``$XDG_CONFIG_HOME/tuidbg/config.toml`` chooses them::
 
     [keys]              # per-id overrides on top of the chosen keymap
     "exec.next" = "n,f10"
+
+The shipped ``keymaps/default.toml`` is also the one place tuidbg's default
+keys are written: the bindings take their keys from it (``shipped_default_keys``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -165,6 +169,15 @@ class Keymap:
     path: Path | None = None
 
 
+def _keymap_keys(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """A keymap file's data and its ``[keys]`` table (binding id -> "key1,key2"), checked."""
+    data = read_toml(path)
+    keys = data.get("keys")
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise UsageError(f"{path}: a keymap needs a [keys] table of binding id = \"key1,key2\"")
+    return data, dict(keys)
+
+
 def load_keymap(name: str | None, overrides: dict[str, str] | None = None) -> Keymap:
     """A keymap by name (default, vscode, vim, a user's) or path; ``[keys]`` maps binding ids to keys."""
     name = name or DEFAULT_KEYMAP
@@ -177,11 +190,27 @@ def load_keymap(name: str | None, overrides: dict[str, str] | None = None) -> Ke
         if name not in files:
             raise UsageError(f"unknown keymap {name!r} (available: {', '.join(sorted(files))})")
         path = files[name]
-    data = read_toml(path)
-    keys = data.get("keys")
-    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
-        raise UsageError(f"{path}: a keymap needs a [keys] table of binding id = \"key1,key2\"")
-    merged = dict(keys)
+    data, merged = _keymap_keys(path)
     if overrides:
         merged.update(overrides)
     return Keymap(name=str(data.get("name", path.stem)), keys=merged, path=path)
+
+
+def shipped_default_keys() -> dict[str, str]:
+    """tuidbg's own default keys: the ``[keys]`` of the shipped ``keymaps/default.toml``.
+
+    That file is the one place the default keys are written; the bindings take
+    their keys from it (``tuidbg.ui.bindings``). A user's keymap named
+    ``default`` is a keymap like any other and does not change these.
+    """
+    shipped = data_dirs("keymaps")[1:]
+    path = shipped[0] / f"{DEFAULT_KEYMAP}.toml" if shipped else None
+    if path is None or not _exists(path):
+        raise UsageError(f"tuidbg's default keymap (keymaps/{DEFAULT_KEYMAP}.toml) is missing from {PACKAGE_DIR}: reinstall tuidbg")
+    return dict(_read_keys_once(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_keys_once(path: Path) -> tuple[tuple[str, str], ...]:
+    """A shipped keymap's keys, read once (every binding asks for its key when its class is made)."""
+    return tuple(_keymap_keys(path)[1].items())
