@@ -62,12 +62,49 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)")
 
 
+def version_text() -> str:
+    """``tuidbg X.Y.Z``, then the gdb (and cuda-gdb, when there is one) that tuidbg would run, with their versions."""
+    import shutil
+    import subprocess
+
+    lines = [f"tuidbg {__version__}"]
+    for name, path in (("gdb", shutil.which("gdb")), ("cuda-gdb", _cuda_gdb_or_none())):
+        if path is None:
+            if name == "gdb":
+                lines.append("gdb: not found on PATH (apt-get install gdb)")
+            continue
+        try:
+            res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
+                                 stdin=subprocess.DEVNULL)
+            out = (res.stdout or res.stderr).splitlines()  # (a gdb that cannot start says why on stderr)
+        except (OSError, subprocess.SubprocessError) as exc:
+            out = [f"(did not answer --version: {exc})"]
+        # gdb: "GNU gdb (Debian 13.1-3) 13.1"; cuda-gdb: "NVIDIA (R) CUDA Debugger" then "11.8 release"
+        ver = " ".join(out[:2]) if out and out[0].startswith("NVIDIA") else (out[0] if out else "?")
+        lines.append(f"{name}: {path} ({ver.strip()})")
+    return "\n".join(lines)
+
+
+def _cuda_gdb_or_none() -> str | None:
+    try:
+        return find_gdb(None, True)
+    except UsageError:
+        return None
+
+
+class _VersionAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tuidbg",
         description="A terminal debugger for Python, C++ and CUDA in one stack, driving gdb or cuda-gdb.",
     )
-    parser.add_argument("--version", action="version", version=f"tuidbg {__version__}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="print the versions of tuidbg and of the gdb it finds, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser(
