@@ -8,8 +8,6 @@ from ``_Py_DebugOffsets``, the interpreter's DWARF, or the tables of ``cpython_l
 Standard library only, Python 3.6 syntax.
 """
 
-import re
-
 from .elfsyms import read as read_elf
 from .cpython_layouts import (
     DEBUG_OFFSETS_EXPECT,
@@ -31,7 +29,7 @@ from .cpython_mem import Memory, NoPython, ReadError, WalkError, u64_at
 EVAL_NAME = "_PyEval_EvalFrameDefault"
 
 
-_VERSION_IN_NAME = re.compile(r"python(\d)\.(\d+)")
+_VERSION_IN_NAME = r"python(\d)\.(\d+)"  # (re is imported where it is used: `tuidbg dump` is timed from its start)
 
 
 class Interpreter(object):
@@ -129,7 +127,9 @@ class Interpreter(object):
             if hexv >> 24 == 3:
                 return _split_hex(hexv), hexv, False, False
         name = self.objfile or ""
-        m = _VERSION_IN_NAME.search(name.rsplit("/", 1)[-1]) or _VERSION_IN_NAME.search(name)
+        import re
+
+        m = re.search(_VERSION_IN_NAME, name.rsplit("/", 1)[-1]) or re.search(_VERSION_IN_NAME, name)
         by_symbol = None
         if self.sym("Py_Is"):
             by_symbol = 10

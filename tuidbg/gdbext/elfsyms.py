@@ -19,6 +19,7 @@ class ElfInfo(object):
         self.sections = {}  # name -> (sh_addr, sh_size)
         self.etype = 0  # 2: executable at a fixed address, 3: position independent (PIE or library)
         self.entry = 0
+        self.loads = []  # [(p_offset, p_vaddr)] of the PT_LOAD segments, in file order
 
 
 def read(path):
@@ -47,7 +48,9 @@ def _parse(path):
             return None
         etype = struct.unpack_from("<H", ident, 0x10)[0]
         entry = struct.unpack_from("<Q", ident, 0x18)[0]
+        phoff = struct.unpack_from("<Q", ident, 0x20)[0]
         shoff = struct.unpack_from("<Q", ident, 0x28)[0]
+        phentsize, phnum = struct.unpack_from("<HH", ident, 0x36)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", ident, 0x3A)
         if not shoff or shentsize < 64 or not shnum:
             return None
@@ -69,6 +72,13 @@ def _parse(path):
         info = ElfInfo(path)
         info.etype = etype
         info.entry = entry
+        if phoff and phentsize >= 56:
+            f.seek(phoff)
+            ph = f.read(phentsize * phnum)
+            for i in range(len(ph) // phentsize):
+                p_type, _pflags, p_offset, p_vaddr = struct.unpack_from("<IIQQ", ph, i * phentsize)
+                if p_type == 1:  # PT_LOAD
+                    info.loads.append((p_offset, p_vaddr))
         for s in secs:
             nm = _cstr(shstr, s[0])
             if nm:
