@@ -1,0 +1,62 @@
+"""Facts about a process read from ``/proc``: its threads, whether it is alive, who traces it.
+
+Standard library only, no ctypes (``tuidbg.launch`` checks a PID with these before anything
+starts).
+"""
+
+import errno
+
+
+class ProcessGone(Exception):
+    """The process exited (or was never there)."""
+
+    def __init__(self, message, err=errno.ESRCH):
+        Exception.__init__(self, message)
+        self.errno = err
+
+
+def list_threads(pid):
+    """The process's thread IDs, the main thread first, then in /proc's order (creation order)."""
+    import os
+
+    try:
+        names = os.listdir("/proc/%d/task" % pid)
+    except FileNotFoundError:
+        raise ProcessGone("process %d exited" % pid)
+    tids = [int(n) for n in names if n.isdigit()]
+    if pid in tids:
+        tids.remove(pid)
+        tids.insert(0, pid)
+    return tids
+
+
+def alive(pid):
+    """The process exists and has not exited (a zombie has)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    end = stat.rfind(b")")
+    return stat[end + 2:end + 3] not in (b"Z", b"X", b"x", b"")
+
+
+def tracer_of(pid):
+    """The PID of the process tracing ``pid`` (a debugger, strace), or None."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("TracerPid:"):
+                    return int(line.split()[1]) or None
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def ptrace_scope():
+    """kernel.yama.ptrace_scope (0-3), or None where Yama is not there."""
+    try:
+        with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
