@@ -6,11 +6,8 @@ wrong>``, on stderr and exits with code 2.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import os
 import sys
-from dataclasses import dataclass, field
 
 from tuidbg import __version__
 from tuidbg.launch import (
@@ -30,19 +27,20 @@ _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd",
 _FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception"}
 
 
-@dataclass
 class UIOptions:
-    theme: str | None = None
-    keymap: str | None = None
-    config: str | None = None
-    break_on_exception: bool = False
-    break_on_failure: bool = False
-    messages: list[str] = field(default_factory=list)
+    """What the command line asks of the UI. (Not a dataclass: ``tuidbg dump`` imports this module
+    and is timed end to end against py-spy; importing dataclasses costs it milliseconds.)"""
 
+    def __init__(self, theme: str | None = None, keymap: str | None = None, config: str | None = None,
+                 break_on_exception: bool = False, break_on_failure: bool = False,
+                 messages: list[str] | None = None) -> None:
+        self.theme = theme
+        self.keymap = keymap
+        self.config = config
+        self.break_on_exception = break_on_exception
+        self.break_on_failure = break_on_failure
+        self.messages = messages if messages is not None else []
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
-        raise UsageError(message)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -92,13 +90,18 @@ def _cuda_gdb_or_none() -> str | None:
         return None
 
 
-class _VersionAction(argparse.Action):
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(version_text())
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # (here, not at the top: `tuidbg dump PID` does without it)
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+            raise UsageError(message)
+
+    class _VersionAction(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(version_text())
+            parser.exit()
+
     parser = _Parser(
         prog="tuidbg",
         description="A terminal debugger for Python, C++ and CUDA in one stack, driving gdb or cuda-gdb.",
@@ -197,6 +200,13 @@ def split_run_argv(argv: list[str]) -> tuple[list[str], list[str], str | None]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if argv[:1] == ["dump"]:
+            # `tuidbg dump PID` is timed end to end against py-spy: its plain forms skip argparse
+            from tuidbg.dump import cmd_dump, parse_plain
+
+            args = parse_plain(argv[1:])
+            if args is not None:
+                return cmd_dump(args)
         return _main(argv)
     except UsageError as exc:
         print(f"tuidbg: {exc}", file=sys.stderr)
@@ -358,6 +368,8 @@ async def start_session(cfg):
 
 async def _close_quietly(session) -> None:
     """close() is bounded (and abandons gdb when it must); the timeout is a last resort."""
+    import asyncio
+
     try:
         await asyncio.wait_for(session.close(), 20)
     except (Exception, asyncio.CancelledError):
@@ -365,6 +377,8 @@ async def _close_quietly(session) -> None:
 
 
 def run_ui(cfg, ui: UIOptions) -> int:
+    import asyncio
+
     from tuidbg import config as tconfig
 
     settings = tconfig.load_settings(ui.config)  # bad config: UsageError before gdb starts

@@ -1,20 +1,30 @@
-"""``tuidbg dump PID [--native] [--json]``: print every thread's (merged) stack, then detach.
+"""``tuidbg dump PID [--native] [--json]``: print every thread's (merged) stack, then let go.
 
-Attaches with gdb (a DebugSession in attach mode, no extensions: nothing is
-injected into the process), reads the Python stacks from memory (no debug info
-needed), prints them, and detaches: the process keeps running and is no longer
-traced. With ``--native`` each thread's native frames are printed too, Python
-frames in place of the eval-loop frames that run them and glue folded.
+Two readers, one walker (``tuidbg.gdbext.cpython_walk``):
+
+- Python frames only (the default): read straight from the process (``tuidbg.procread``):
+  every thread stopped for a moment with ptrace (seize + interrupt, no signal the program
+  sees), the stacks read from ``/proc/PID/mem`` with the symbols of the ELF files it has
+  mapped, every thread let go. No gdb, a few milliseconds. ``--nonblocking`` stops nothing.
+- ``--native`` (native frames need gdb's unwinder), ``--via-gdb``, and whatever the direct
+  reader cannot make sense of (no runtime found where gdb may find one in debug info, a
+  thread's stack cut short): gdb attaches (a DebugSession in attach mode, no extensions:
+  nothing is injected into the process), the same walker runs inside it, gdb detaches.
+  The fallback is per process (one consistent stop, one reader), and the JSON says which
+  reader ran (``reader``) and why gdb did (``fallback``).
+
+Either way the process keeps running and is no longer traced. With ``--native`` each
+thread's native frames are printed too, Python frames in place of the eval-loop frames that
+run them and glue folded.
+
+The direct path imports neither asyncio nor the engine (it is timed end to end against
+py-spy in bench/dump_fast.py); the gdb path imports them when it runs.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import os
 import sys
-from typing import Any
 
 FRAMES_PER_THREAD = 100000
 
@@ -24,25 +34,84 @@ def add_dump_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "dump",
         help="print the Python (and native) stacks of every thread of a running process, then detach",
-        description="Attach to a running process, print the stack of every thread (Python frames read from "
-        "memory: works on Pythons without debug info), detach. The process keeps running.",
+        description="Print the stack of every thread of a running process; it keeps running. Python frames are "
+        "read straight from its memory (works on Pythons without debug info) with every thread stopped for a "
+        "moment by ptrace, no gdb. With --native, or when that reader cannot make sense of the process, the "
+        "whole dump goes through gdb instead (attach, read, detach: slower, same output).",
     )
     p.add_argument("pid", metavar="PID", help="process ID")
     p.add_argument("--native", action="store_true",
-                   help="also print native frames, Python frames in place of the eval-loop frames that run them")
+                   help="also print native frames, Python frames in place of the eval-loop frames that run them "
+                   "(reads through gdb)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--gdb", metavar="PATH", help="the gdb to use")
+    p.add_argument("--nonblocking", action="store_true",
+                   help="do not stop the threads while reading: the process never pauses, but a stack that changes "
+                   "meanwhile may come out torn (part old, part new); never falls back to gdb")
+    p.add_argument("--via-gdb", action="store_true",
+                   help="read through gdb even for Python frames only (the slower reader, for comparison)")
+    p.add_argument("--gdb", metavar="PATH", help="the gdb to use when reading through gdb")
     p.set_defaults(func=cmd_dump)
     return p
 
 
-def cmd_dump(args) -> int:
-    from tuidbg.launch import check_pid, find_gdb
+class _Args:
+    def __init__(self) -> None:
+        self.pid: str | None = None
+        self.native = self.json = self.nonblocking = self.via_gdb = False
+        self.gdb: str | None = None
 
+
+_FLAGS = {"--native": "native", "--json": "json", "--nonblocking": "nonblocking", "--via-gdb": "via_gdb"}
+
+
+def parse_plain(argv: list[str]) -> _Args | None:
+    """``dump``'s arguments in their plain forms (PID and the options above, in any order)
+    without argparse, whose import and parser cost the dump milliseconds; None for anything
+    else (--help, a mistake, an abbreviation), which the CLI's argparse parser then handles."""
+    args = _Args()
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _FLAGS:
+            setattr(args, _FLAGS[a], True)
+        elif a == "--gdb" and i + 1 < len(argv):
+            args.gdb = argv[i + 1]
+            i += 1
+        elif a.startswith("--gdb="):
+            args.gdb = a[len("--gdb="):]
+        elif a.startswith("-") or args.pid is not None:
+            return None
+        else:
+            args.pid = a
+        i += 1
+    return args if args.pid is not None else None
+
+
+def cmd_dump(args) -> int:
+    from tuidbg.launch import UsageError, check_pid, find_gdb
+
+    native = bool(args.native)
+    if args.nonblocking and (native or args.via_gdb):
+        raise UsageError("--nonblocking reads Python frames without gdb: not with --native or --via-gdb")
     pid = check_pid(args.pid)
-    gdb = find_gdb(args.gdb, False)
-    report = asyncio.run(dump(pid, gdb=gdb, native=bool(args.native)))
-    text = json.dumps(report, indent=1) + "\n" if args.json else format_text(report, native=bool(args.native))
+    gdb = find_gdb(args.gdb, False) if args.gdb else None
+    report = None
+    fallback = None
+    if not native and not args.via_gdb:
+        report, fallback = _direct(pid, nonblocking=bool(args.nonblocking))
+    if report is None:
+        import asyncio
+
+        report = asyncio.run(dump(pid, gdb=gdb or find_gdb(None, False), native=native))
+        report["reader"] = "gdb"
+        if fallback:
+            report["fallback"] = fallback
+    if args.json:
+        import json
+
+        text = json.dumps(report, indent=1) + "\n"
+    else:
+        text = format_text(report, native=native)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -52,8 +121,127 @@ def cmd_dump(args) -> int:
     return 0
 
 
-async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict[str, Any]:
+# ---------------------------------------------------------------------------------------------
+# The direct reader
+
+
+def _direct(pid: int, nonblocking: bool) -> tuple[dict | None, str | None]:
+    """(report, None), or (None, why gdb must read it instead). Raises UsageError for what gdb
+    cannot do better either (ptrace refused, the process exited)."""
+    from tuidbg.launch import UsageError
+    from tuidbg.procread import snapshot as S
+
+    try:
+        snap = S.take(pid, stop=not nonblocking)
+    except S.NotAllowed as exc:
+        from tuidbg.engine.session import attach_failure
+
+        raise UsageError(attach_failure(pid, f"{exc}: Operation not permitted")) from None
+    except S.ProcessGone as exc:
+        raise UsageError(str(exc)) from None
+    except S.Signalled as exc:
+        import signal
+
+        if exc.signum == signal.SIGINT:
+            raise KeyboardInterrupt from None  # the CLI's "tuidbg: interrupted", exit 130
+        # the threads have been let go: die of the signal as if tuidbg had not caught it
+        signal.signal(exc.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+        raise SystemExit(128 + exc.signum) from None
+    except S.NoPython as exc:
+        if nonblocking:
+            return _direct_report(pid, None, note="no CPython runtime in this process"), None
+        return None, f"no CPython runtime found without gdb ({exc})"
+    except S.WalkError as exc:
+        if nonblocking:
+            return _direct_report(pid, None, error=str(exc)), None
+        return None, str(exc)
+    bad = [r for r in snap.recs if r.error]
+    if bad and not nonblocking:
+        return None, f"thread state {bad[0].tstate:#x}: {bad[0].error}"
+    if not nonblocking and any(r.gdb is None and r.frames for r in snap.recs):
+        return None, "a thread state runs on no thread this reader can name"
+    return _direct_report(pid, snap), None
+
+
+def _direct_report(pid: int, snap, note: str | None = None, error: str | None = None) -> dict:
+    report = _report_head(pid)
+    report["reader"] = "memory" if snap is None or snap.stopped else "memory-nonblocking"
+    if note:
+        report["note"] = note
+    if error:
+        report["error"] = error
+    if snap is None:
+        from tuidbg.procread.proc import list_threads
+
+        try:
+            tids = list_threads(pid)
+        except OSError:
+            tids = []
+        by_lwp = {}
+    else:
+        tids = snap.tids
+        report["python"] = snap.interp.version_text
+        report["offsets"] = snap.interp.offsets_source
+        by_lwp = {r.gdb.lwp: r for r in snap.recs if r.gdb is not None}
+    for i, tid in enumerate(tids):
+        rec = by_lwp.get(tid)
+        entry: dict = {
+            "id": str(i + 1),
+            "lwp": tid,
+            "name": _comm(pid, tid),
+            "main": tid == pid,
+            "python_frames": [_rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
+        }
+        if rec is not None:
+            entry["truncated"] = rec.truncated
+            if rec.error:
+                entry["python_error"] = rec.error
+        report["threads"].append(entry)
+    if snap is not None:
+        orphans = [r for r in snap.recs if r.gdb is None and r.frames]
+        if orphans:
+            report["orphan_thread_states"] = [
+                {"thread_id": r.thread_id, "frames": [_rec_frame_dict(f) for f in r.frames]} for r in orphans
+            ]
+    return report
+
+
+def _comm(pid: int, tid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/comm", "rb") as f:
+            return f.read().rstrip(b"\n").decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _rec_frame_dict(f) -> dict:
+    """A walker frame (cpython_walk.PyFrameRec) as the gdb path's frames are printed."""
+    return {"function": f.function or "?", "qualname": f.qualname, "file": f.file or "?", "line": f.line,
+            "native_level": f.native_level, "entry": bool(f.entry)}
+
+
+def _report_head(pid: int) -> dict:
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = ""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        cmdline = []
+    return {"pid": pid, "executable": exe, "cmdline": cmdline, "python": None, "threads": []}
+
+
+# ---------------------------------------------------------------------------------------------
+# The gdb reader
+
+
+async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict:
     """Attach, read every thread's stack, detach. Raises launch.UsageError with gdb's reason."""
+    import asyncio
+
     from tuidbg.engine.errors import EngineError, StartupError
     from tuidbg.engine.session import DebugSession, SessionConfig
     from tuidbg.launch import UsageError
@@ -81,6 +269,8 @@ async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict[str,
 
 async def _wait_stopped(session, timeout: float):
     """The state once the attach stop arrived (``*stopped`` follows ``-target-attach``'s ^done) and was refreshed."""
+    import asyncio
+
     from tuidbg.engine.errors import EngineError
     from tuidbg.engine.state import ProcessState
 
@@ -95,22 +285,15 @@ async def _wait_stopped(session, timeout: float):
     return await session.wait_refreshed(timeout)
 
 
-async def _report(session, state, pid: int, native: bool) -> dict[str, Any]:
+async def _report(session, state, pid: int, native: bool) -> dict:
     from tuidbg.engine import pystack as P
     from tuidbg.engine.python import merge as M
     from tuidbg.engine.python.model import PyStack
     from tuidbg.engine.errors import EngineError
 
-    try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        exe = ""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            cmdline = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        cmdline = []
-    report: dict[str, Any] = {"pid": pid, "executable": exe, "cmdline": cmdline, "python": None, "threads": []}
+    import asyncio
+
+    report = _report_head(pid)
     try:
         ps = await P.collect(session, native="all" if native else "none")
     except EngineError as exc:
@@ -130,7 +313,7 @@ async def _report(session, state, pid: int, native: bool) -> dict[str, Any]:
         native_frames = {t.id: frames for t, (frames, _more) in zip(threads, got)}
     for t in threads:
         py = ps.thread(t.id) if ps is not None and ps.ok else None
-        entry: dict[str, Any] = {
+        entry: dict = {
             "id": t.id,
             "lwp": t.lwp,
             "name": t.name,
@@ -164,17 +347,17 @@ def _int(s: str) -> int:
         return 1 << 30
 
 
-def _pyframe_dict(f) -> dict[str, Any]:
+def _pyframe_dict(f) -> dict:
     return {"function": f.function, "qualname": f.qualname, "file": f.file, "line": f.line,
             "native_level": f.native_level, "entry": f.is_entry}
 
 
-def _native_dict(f) -> dict[str, Any]:
+def _native_dict(f) -> dict:
     return {"level": f.level, "addr": f.addr, "func": f.func, "file": f.fullname or f.file, "line": f.line,
             "library": f.library}
 
 
-def _row_dict(r) -> dict[str, Any]:
+def _row_dict(r) -> dict:
     if r.kind == "python":
         return {"kind": "python", "level": r.python.native_level, **_pyframe_dict(r.python)}
     if r.kind == "native":
@@ -191,9 +374,12 @@ def _row_dict(r) -> dict[str, Any]:
 # Text
 
 
-def _clean(s: Any) -> str:
+def _clean(s: object) -> str:
     """Program-controlled text (names, paths) with control characters made visible."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(s))
+    s = str(s)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
 
 
 def _pyline(f: dict) -> str:

@@ -7,11 +7,8 @@ CLI prints it as ``tuidbg: <message>`` and exits with code 2.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from dataclasses import dataclass, field
 
-from tuidbg.engine.session import ptrace_scope, tracer_of
+from tuidbg.procread.proc import ptrace_scope, tracer_of
 
 
 class UsageError(Exception):
@@ -21,25 +18,39 @@ class UsageError(Exception):
 ELF_MAGIC = b"\x7fELF"
 
 
-@dataclass
 class Target:
-    program: str
-    args: list[str] = field(default_factory=list)
-    python: bool = False
-    description: str = ""
+    """What to run: the program, its arguments, whether it is a Python program, a short name for it.
+
+    (Here, as everywhere in this module, nothing costly is imported at the top: ``tuidbg dump``
+    imports this module and is timed end to end against py-spy.)"""
+
+    def __init__(self, program: str, args: list[str] | None = None, python: bool = False, description: str = "") -> None:
+        self.program = program
+        self.args = args if args is not None else []
+        self.python = python
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"Target({self.program!r}, {self.args!r}, python={self.python!r}, description={self.description!r})"
+
+
+def _which(name: str) -> str | None:
+    import shutil
+
+    return shutil.which(name)
 
 
 def find_gdb(gdb: str | None, cuda: bool) -> str:
     """The gdb (or cuda-gdb) to run, as an absolute path."""
     if gdb:
-        path = shutil.which(gdb) if os.sep not in gdb else gdb
+        path = _which(gdb) if os.sep not in gdb else gdb
         if not path or not os.path.exists(path):
             raise UsageError(f"--gdb {gdb}: no such program")
         if not os.access(path, os.X_OK) or os.path.isdir(path):
             raise UsageError(f"--gdb {gdb}: not an executable file")
         return os.path.abspath(path)
     if cuda:
-        path = shutil.which("cuda-gdb")
+        path = _which("cuda-gdb")
         if path is None:
             for cand in ("/usr/local/cuda/bin/cuda-gdb", "/opt/cuda/bin/cuda-gdb"):
                 if os.access(cand, os.X_OK):
@@ -51,7 +62,7 @@ def find_gdb(gdb: str | None, cuda: bool) -> str:
                 "debugger (Debian: apt-get install nvidia-cuda-gdb, from the non-free component) or pass --gdb PATH"
             )
         return path
-    path = shutil.which("gdb")
+    path = _which("gdb")
     if path is None:
         raise UsageError(
             "gdb is not installed: install it with 'apt-get install gdb' (Debian/Ubuntu), "
@@ -84,7 +95,7 @@ def _resolve_executable(name: str) -> str:
     if os.sep in name:
         path = name
     else:
-        found = shutil.which(name)
+        found = _which(name)
         if found is None:
             if os.path.exists(name):
                 raise UsageError(f"{name}: not on PATH; to run the file in this directory, write ./{name}")
@@ -102,7 +113,7 @@ def _resolve_executable(name: str) -> str:
 def resolve_python(python: str | None, cwd: str | None = None) -> str:
     """The real interpreter behind ``python3`` (or --python): pyenv shims and wrappers are scripts gdb cannot debug."""
     name = python or "python3"
-    path = _resolve_executable(name) if (os.sep in name or shutil.which(name)) else None
+    path = _resolve_executable(name) if (os.sep in name or _which(name)) else None
     if path is None:
         raise UsageError(
             f"{name}: no Python interpreter found on PATH; pass --python PATH"
@@ -112,6 +123,8 @@ def resolve_python(python: str | None, cwd: str | None = None) -> str:
     if _is_elf(path):
         return path
     # A shim or wrapper: ask it which interpreter it runs (sys.executable keeps venv paths).
+    import subprocess
+
     try:
         out = subprocess.run(
             [path, "-c", "import sys; print(sys.executable)"],
