@@ -24,7 +24,7 @@ import os
 # costs `tuidbg dump` (timed end to end against py-spy) about 3 ms.
 import _signal as signal
 
-from .proc import ProcessGone, list_threads
+from .proc import ProcessGone, alive, list_threads
 
 PTRACE_DETACH = 17
 PTRACE_SEIZE = 0x4206
@@ -152,8 +152,10 @@ class Freeze(object):
             for tid in new:
                 seen.add(tid)
                 err = ptrace(PTRACE_SEIZE, tid)
-                if err == errno.ESRCH:
-                    continue  # the thread exited meanwhile
+                if err == errno.ESRCH or (err == errno.EPERM and (self.stopped or self.running or not alive(self.pid, tid))):
+                    # The thread exited meanwhile, or is exiting: that refuses with EPERM, the only
+                    # reason left for it once another thread of the process was seized.
+                    continue
                 if err:
                     raise FreezeError("cannot stop thread %d of process %d: %s" % (tid, self.pid, os.strerror(err)), err)
                 self.running.add(tid)
@@ -186,12 +188,15 @@ class Freeze(object):
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
         try:
-            while self.running:
+            # one thread at a time (never -1: a caller's own children are not ours to reap); each
+            # was interrupted already, so they stop meanwhile
+            for tid in sorted(self.running):
                 try:
-                    tid, status = os.waitpid(-1, WALL)
+                    got, status = os.waitpid(tid, WALL)
                 except ChildProcessError:
-                    break
-                self._note(tid, status)
+                    self.running.discard(tid)
+                    continue
+                self._note(got, status)
         except _Timeout:
             pass  # threads asleep in the kernel: read as they are (they run no Python code)
         finally:

@@ -30,15 +30,29 @@ def list_threads(pid):
     return tids
 
 
-def alive(pid):
-    """The process exists and has not exited (a zombie has)."""
+def alive(pid, tid=None):
+    """The process (or its thread ``tid``) exists and has not exited (a zombie has)."""
+    path = "/proc/%d/stat" % pid if tid is None else "/proc/%d/task/%d/stat" % (pid, tid)
     try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
+        with open(path, "rb") as f:
             stat = f.read()
     except OSError:
         return False
     end = stat.rfind(b")")
     return stat[end + 2:end + 3] not in (b"Z", b"X", b"x", b"")
+
+
+def exiting(pid, wait=0.1):
+    """The process has exited, or does within ``wait`` seconds: a process killed while it is read
+    fails the reads (its memory is gone) a moment before /proc shows it as a zombie."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
+    return True
 
 
 def tracer_of(pid):

@@ -18,10 +18,10 @@ import os
 from tuidbg.gdbext.cpython_walk import DEFAULT_MAX_FRAMES, Interpreter, NoPython, ReadError, StopCache, WalkError, walk
 
 from .freeze import Freeze, FreezeError, Signalled
-from .proc import ProcessGone, alive
+from .proc import ProcessGone, exiting
 from .target import ProcTarget
 
-__all__ = ["NoPython", "NotAllowed", "ProcessGone", "Signalled", "Snapshot", "WalkError", "alive", "take"]
+__all__ = ["NoPython", "NotAllowed", "ProcessGone", "Signalled", "Snapshot", "WalkError", "take"]
 
 
 class NotAllowed(FreezeError):
@@ -38,7 +38,7 @@ class Snapshot(object):
 
 
 def _gone_or(pid, exc):
-    if not alive(pid):
+    if exiting(pid):
         return ProcessGone("process %d exited while its stacks were being read" % pid, errno.ESRCH)
     return exc
 
@@ -57,18 +57,20 @@ def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0):
             raise _gone_or(pid, WalkError("cannot read the Python runtime: %s" % exc))
         except (NoPython, WalkError) as exc:
             raise _gone_or(pid, exc)
-        if stop:
-            try:
+        try:
+            if stop:
                 with Freeze(pid, timeout) as fz:
                     target.tids = fz.tids
                     recs = _walk(target, interp, max_frames)
-            except FreezeError as exc:
-                if exc.errno == errno.EPERM:
-                    raise NotAllowed(str(exc), exc.errno)
-                raise _gone_or(pid, exc)
-        else:
-            recs = _walk(target, interp, max_frames)
-        if any(r.error for r in recs) and not alive(pid):
+            else:
+                recs = _walk(target, interp, max_frames)
+        except FreezeError as exc:
+            if exc.errno == errno.EPERM and not exiting(pid):
+                raise NotAllowed(str(exc), exc.errno)
+            raise _gone_or(pid, exc)
+        except (NoPython, WalkError) as exc:
+            raise _gone_or(pid, exc)
+        if any(r.error for r in recs) and exiting(pid):
             raise ProcessGone("process %d exited while its stacks were being read" % pid, errno.ESRCH)
         return Snapshot(pid, interp, recs, list(target.tids or ()), stop)
     finally:
