@@ -5,8 +5,10 @@ The process (tests/programs/py/sleepers.py) runs on Debian's stripped python3.11
 machine has it (else the first pyenv Python found); 64 threads sleep, each in a
 Python function. Timed, end to end (process start of the command to its exit):
 
-- ``tuidbg dump PID``            Python frames of every thread;
-- ``tuidbg dump --native PID``   plus every thread's native frames, merged;
+- ``tuidbg dump PID``            Python frames of every thread (read without gdb since issue 11;
+                                 bench/dump_fast.py compares it with py-spy and pystack);
+- ``tuidbg dump --via-gdb PID``  the same through gdb (attach, the walker inside gdb, detach);
+- ``tuidbg dump --native PID``   plus every thread's native frames, merged (through gdb);
 - baseline: ``gdb -p PID -batch -nx -ex "thread apply all bt"`` (the same attach, unwind
   and detach work, gdb's own output, no Python frames).
 
@@ -72,6 +74,7 @@ def main() -> int:
         tuidbg = [sys.executable, "-m", "tuidbg", "dump"]
         cases = [
             ("tuidbg dump", tuidbg + [str(proc.pid)]),
+            ("tuidbg dump --via-gdb", tuidbg + ["--via-gdb", str(proc.pid)]),
             ("tuidbg dump --native", tuidbg + ["--native", str(proc.pid)]),
             ("gdb thread apply all bt", ["gdb", "-p", str(proc.pid), "-batch", "-nx", "-ex", "thread apply all bt"]),
         ]
@@ -80,7 +83,7 @@ def main() -> int:
             for name, cmd in cases:
                 ms, out = run(cmd, env)
                 times[name].append(ms)
-                if name == "tuidbg dump":
+                if name in ("tuidbg dump", "tuidbg dump --via-gdb"):
                     threads = out.count("\nThread ")
                     assert threads == args.threads + 1, (threads, out[:500])
                 time.sleep(0.1)
