@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -141,6 +142,25 @@ def test_64_threads_text_and_json(tmp_path, cleanup):
     _assert_running_untraced(proc)
 
 
+def test_the_dump_path_imports_little(tmp_path, cleanup):
+    """What keeps `tuidbg dump` within py-spy's time (bench/dump_fast.py measures it): none of the
+    imports the other commands need on its path."""
+    interp = resolve("debian-3.11", tmp_path)
+    proc, _ready = _start(interp, [SLEEPERS, 2, tmp_path / "ready.json"], tmp_path / "ready.json", cleanup)
+    code = (
+        "import sys\n"
+        "from tuidbg import cli\n"
+        f"rc = cli.main(['dump', '{proc.pid}'])\n"
+        "heavy = ('asyncio', 'argparse', 'dataclasses', 'shutil', 'subprocess', 'enum', 'typing', 'inspect',\n"
+        "         'signal', 'textual', 'rich', 'tuidbg.engine', 'tuidbg.ui')\n"
+        "print(rc, sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=60)
+    assert res.stderr.strip() == "0 []", res.stderr
+    assert res.stdout.count("\nThread ") == 3 and "sleeper_a" in res.stdout
+    _assert_running_untraced(proc)
+
+
 # ---------------------------------------------------------------------------------------------
 # Deep stacks, exact
 
@@ -243,7 +263,7 @@ def _start_dump(pid, *opts):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGHUP"])
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGHUP", "SIGKILL"])  # (SIGKILL: the kernel lets go)
 def test_signal_to_the_dump_lets_the_process_go(tmp_path, cleanup, how):
     interp = resolve("debian-3.11", tmp_path)
     out = tmp_path / "deep.json"

@@ -37,7 +37,8 @@ def add_dump_parser(sub) -> argparse.ArgumentParser:
         description="Print the stack of every thread of a running process; it keeps running. Python frames are "
         "read straight from its memory (works on Pythons without debug info) with every thread stopped for a "
         "moment by ptrace, no gdb. With --native, or when that reader cannot make sense of the process, the "
-        "whole dump goes through gdb instead (attach, read, detach: slower, same output).",
+        "dump goes through gdb instead (attach, read, detach: slower, same output), for the whole process, "
+        "not thread by thread: one stop gives every stack. The JSON's reader and fallback say which and why.",
     )
     p.add_argument("pid", metavar="PID", help="process ID")
     p.add_argument("--native", action="store_true",
