@@ -344,6 +344,19 @@ def test_native_and_no_python_go_through_gdb(tmp_path, cleanup):
     _assert_running_untraced(sleeper)
 
 
+def test_fallback_without_gdb_says_why(cleanup):
+    sleeper = subprocess.Popen(["sleep", "600"])
+    cleanup.append(sleeper)
+    time.sleep(0.1)
+    res = run_tuidbg("dump", str(sleeper.pid), env={"PATH": "/nonexistent"})
+    check_error(res, f"reading process {sleeper.pid} needs gdb (no CPython runtime found without gdb",
+                "gdb is not installed")
+    # what needs no gdb does not ask for it
+    res = run_tuidbg("dump", "--nonblocking", str(sleeper.pid), env={"PATH": "/nonexistent"})
+    assert res.returncode == 0 and "no CPython runtime in this process" in res.stdout, res.stderr
+    _assert_running_untraced(sleeper)
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input
 

@@ -103,7 +103,14 @@ def cmd_dump(args) -> int:
     if report is None:
         import asyncio
 
-        report = asyncio.run(dump(pid, gdb=gdb or find_gdb(None, False), native=native))
+        if gdb is None:
+            try:
+                gdb = find_gdb(None, False)
+            except UsageError as exc:
+                if fallback:
+                    raise UsageError(f"reading process {pid} needs gdb ({fallback}): {exc}") from None
+                raise
+        report = asyncio.run(dump(pid, gdb=gdb, native=native))
         report["reader"] = "gdb"
         if fallback:
             report["fallback"] = fallback
@@ -173,11 +180,11 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
     if error:
         report["error"] = error
     if snap is None:
-        from tuidbg.procread.proc import list_threads
+        from tuidbg.procread.proc import ProcessGone, list_threads
 
         try:
             tids = list_threads(pid)
-        except OSError:
+        except ProcessGone:
             tids = []
         by_lwp = {}
     else:
