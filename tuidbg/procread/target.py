@@ -123,8 +123,10 @@ class ProcTarget(Target):
                 return m.path
         return None
 
-    def _elves(self):
+    def _elves(self, want=None):
         for path in self.objfile_paths():
+            if want is not None and not want(path.rsplit("/", 1)[-1]):
+                continue
             elf = read_elf(path)
             if elf is not None:
                 bias = self.load_bias(path, elf)
@@ -171,10 +173,7 @@ class ProcTarget(Target):
 
     def _glibc_tid_offset(self):
         # libthread_db's descriptor of struct pthread's tid: {size in bits, count, offset}
-        for path, elf, bias in self._elves():
-            base = path.rsplit("/", 1)[-1]
-            if not (base.startswith("libc.so") or base.startswith("libpthread.so") or base.startswith("libc-")):
-                continue
+        for _path, elf, bias in self._elves(lambda base: base.startswith(("libc.so", "libc-", "libpthread"))):
             v = elf.symbols.get("_thread_db_pthread_tid")
             if v:
                 try:
