@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional  # (a subscript evaluated at run time: 3.9 has no X | None)
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -12,7 +14,7 @@ from tuidbg.picker import ProcessInfo, list_processes
 from tuidbg.ui.text import visible
 
 
-class PickerApp(App[int | None]):
+class PickerApp(App[Optional[int]]):
     TITLE = "tuidbg attach"
     CSS = """
     #hint { height: 1; padding: 0 1; background: $panel; }

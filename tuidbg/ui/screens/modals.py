@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional  # (a subscript evaluated at run time: 3.9 has no X | None)
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -62,7 +64,7 @@ class QuitScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "cancel")
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(ModalScreen[Optional[str]]):
     DEFAULT_CSS = MODAL_CSS
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel")]
 
@@ -88,7 +90,7 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(event.value)
 
 
-class OpenFileScreen(ModalScreen[str | None]):
+class OpenFileScreen(ModalScreen[Optional[str]]):
     """Type a path, or pick one of the source files gdb knows about (filtered as you type)."""
 
     DEFAULT_CSS = MODAL_CSS + """
