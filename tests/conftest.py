@@ -29,6 +29,17 @@ def _no_app_left_behind():
     ui_helpers.abandon_leftovers()
 
 
+@pytest.fixture
+def cleanup():
+    """A list to put started child processes in: each is killed (if still running) and reaped after the test."""
+    procs = []
+    yield procs
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
+
+
 @pytest.fixture(scope="session")
 def build_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("build")

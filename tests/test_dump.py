@@ -34,16 +34,6 @@ def _start_sleepers(interp, tmp_path, n=6):
     return proc, read_json(ready)
 
 
-@pytest.fixture
-def cleanup():
-    procs = []
-    yield procs
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.wait(10)
-
-
 def _assert_untraced_and_running(proc):
     time.sleep(0.2)
     assert proc.poll() is None, "the process died"

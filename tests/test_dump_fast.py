@@ -27,16 +27,6 @@ ALL = ["pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "pyenv-3.12", "pyenv-3.13", "deb
        "stripped-3.13", "cpython-3.14", "cpython-3.14-stripped", "cpython-3.14t"]
 
 
-@pytest.fixture
-def cleanup():
-    procs = []
-    yield procs
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.wait(10)
-
-
 def _start(interp, args, ready: Path, cleanup, timeout=120):
     proc = subprocess.Popen([str(interp.exe), *map(str, args)], env=env_with(interp.env), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -40,6 +40,7 @@ from tuidbg.engine.state import (
 )
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
+from tuidbg.procread.proc import ptrace_scope, tracer_of
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -1009,14 +1010,6 @@ def shell_quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
-def ptrace_scope() -> int | None:
-    try:
-        with open("/proc/sys/kernel/yama/ptrace_scope") as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
 _SCOPE_MEANING = {
     0: "classic: any process of the same user may be traced",
     1: "restricted: only descendants may be traced unless the target allows it",
@@ -1046,15 +1039,3 @@ def attach_failure(pid: int, gdb_message: str) -> str:
     if "no such process" in low:
         return f"cannot attach to process {pid}: no such process"
     return f"cannot attach to process {pid}: {gdb_message.strip()}"
-
-
-def tracer_of(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("TracerPid:"):
-                    val = int(line.split()[1])
-                    return val or None
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
