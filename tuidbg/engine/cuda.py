@@ -82,6 +82,7 @@ from tuidbg.engine.cuda_model import (  # noqa: F401  (re-exported API)
     parse_filter,
     parse_table,
 )
+from tuidbg.engine.commands.stack import FRAME_PAGE
 from tuidbg.engine.errors import EngineError, MIError
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, apply_refresh
@@ -105,7 +106,6 @@ WORKAROUND_118 = (
 # broken builds it prints False.
 PYTHON_NONE_PROBE = 'python print(gdb.lookup_global_symbol("tuidbg_no_such_symbol_probe") is None)'
 
-FRAME_PAGE = 64
 AUTO_ROWS_LIMIT = 5000  # a kernel whose thread table had more ranges is listed per block afterwards
 BIG_TABLE_TIMEOUT = 180.0
 
