@@ -74,7 +74,7 @@ def frames_reply(frame: dict) -> str:
 
 def vecadd_stopped(p, what: str, maker: str):
     """Start-up, a toggle, and vecAdd<<<2,64>>> stopped at its kernel breakpoint, refreshed."""
-    t = MT.T(MT.header(what, p, [f"Made by tests/test_ui_cuda.py ({maker}) with tests/data/cuda-replay/make_transcripts.py."]))
+    t = MT.T(MT.header(what, p, [f"Made by tests/ui/test_ui_cuda.py ({maker}) with tests/data/cuda-replay/make_transcripts.py."]))
     MT.startup(t, p)
     if p.key == "118":  # M cycles memcheck: auto -> on
         t.cmd("-gdb-set cuda memcheck on", MT.done())
@@ -191,7 +191,7 @@ def grid_watch_ui() -> str:
     text = GRID.generate(resident=1056)
     lines = text.splitlines()
     cut = next(i for i, ln in enumerate(lines) if re.match(r"^-> \d+-cuda-focus-switch", ln))
-    lines[0] = "# SYNTHESIZED, not captured: tests/test_ui_cuda.py (grid_watch_ui) from make_grid.py; mimics cuda-gdb 12.8."
+    lines[0] = "# SYNTHESIZED, not captured: tests/ui/test_ui_cuda.py (grid_watch_ui) from make_grid.py; mimics cuda-gdb 12.8."
     t = MT.T([])
     b, th = WATCH_AT
     sm, warp, lane, _ = g.place(b, th)
