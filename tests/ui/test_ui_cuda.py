@@ -27,6 +27,7 @@ from textual.widgets import TabbedContent, TabPane
 from tuidbg.engine import cuda
 from tuidbg.engine.cuda import CudaExtension, Dim3
 from tuidbg.engine.state import ProcessState
+from tuidbg.ui.bridge import SessionBridge  # noqa: E402
 from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows, fmt_ints
 
 REPLAY = DATA / "cuda-replay"
@@ -236,7 +237,7 @@ class PaneApp(App):
 
     def compose(self):
         pane = CudaPane(id="cuda")
-        pane.session = self.session
+        pane.source = SessionBridge(self.session)
         yield pane
 
     def on_mount(self) -> None:
@@ -821,7 +822,7 @@ async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_sessi
         if not app.query("#cuda"):  # until the app composes it: as the app will (tab-cuda in #stack-group)
             pane = CudaPane(id="cuda")
             await app.query_one("#stack-group", TabbedContent).add_pane(TabPane("CUDA", pane, id="tab-cuda"))
-            pane.session = s
+            pane.source = SessionBridge(s)
             apply = app._apply_state
 
             def apply_and_pane(state):

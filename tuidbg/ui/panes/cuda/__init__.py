@@ -27,7 +27,7 @@ breakpoint, kernel entry, CUDA exception with its lanes and error PC) and the
 Text from gdb is never markup: rows are built from plain segments and every
 string goes through ``visible()``.
 
-The app sets ``pane.session`` and calls ``pane.update_state(state)`` on every
+The app sets ``pane.source`` (its ``SessionBridge``) and calls ``pane.update_state(state)`` on every
 state change (cheap when nothing CUDA changed); focus switches go through the
 engine, which updates frames and locals in the state, so the source and stack
 panes follow through the app's normal state flow.

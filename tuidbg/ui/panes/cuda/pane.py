@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from textual import events
 from textual.binding import Binding
@@ -45,6 +45,18 @@ class CudaInput(Input):
 
 
 
+class CudaSource(Protocol):
+    """What the CUDA pane reads of the session (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
+
+    @property
+    def state(self) -> DebuggerState: ...
+
+    @property
+    def gdb_started(self) -> bool: ...
+
+    def cuda(self) -> cuda.CudaExtension | None: ...
+
+
 class CudaPane(CudaViews, CudaRequests, Vertical):
     """Devices, kernels, blocks/threads and the focused warp of a cuda-gdb session."""
 
@@ -80,7 +92,7 @@ class CudaPane(CudaViews, CudaRequests, Vertical):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.session: Any = None  # set by the app
+        self.source: CudaSource | None = None  # set by the app (a SessionBridge)
         self.state: DebuggerState | None = None
         self.snap: CudaSnapshot | None = None
         self.watch: WarpWatch | None = None
@@ -131,17 +143,14 @@ class CudaPane(CudaViews, CudaRequests, Vertical):
 
     def on_mount(self) -> None:
         self.add_class("-off")
-        if self.session is not None:
-            self.update_state(self.session.state)
+        if self.source is not None:
+            self.update_state(self.source.state)
 
     # -- what the rows read ------------------------------------------------------------------
 
     @property
     def ext(self) -> cuda.CudaExtension | None:
-        if self.session is None:
-            return None
-        ext = cuda.get(self.session)
-        return ext if ext is not None and ext.active else None
+        return self.source.cuda() if self.source is not None else None
 
     @property
     def cuda_focus(self) -> CudaFocus | None:
@@ -229,8 +238,7 @@ class CudaPane(CudaViews, CudaRequests, Vertical):
             self._jump_to_focus()
 
     def _show_off(self) -> None:
-        started = bool(getattr(getattr(self.session, "info", None), "banner", ""))
-        if self.session is not None and not started:
+        if self.source is not None and not self.source.gdb_started:
             text = "CUDA: waiting for gdb to start…"
             self.state = None  # look again at the next call: the banner tells whether it is cuda-gdb
         else:
