@@ -17,7 +17,7 @@ import logging
 import os
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from tuidbg.engine import mi, rescue
@@ -30,6 +30,7 @@ from tuidbg.engine.commands.stack import StackCommands
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
+from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
 from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
@@ -39,73 +40,6 @@ log = logging.getLogger("tuidbg.engine")
 
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
-
-
-@dataclass
-class SessionConfig:
-    """What to debug and how. Built by the CLI; every field has a plain meaning."""
-
-    mode: str = "none"  # "run", "attach", "core" or "none" (gdb only)
-    program: str | None = None  # executable (for Python targets: the interpreter)
-    args: list[str] = field(default_factory=list)
-    pid: int | None = None
-    core: str | None = None
-    gdb: str = "gdb"
-    cuda: bool = False
-    ex: list[str] = field(default_factory=list)
-    x_files: list[str] = field(default_factory=list)
-    nx: bool = False
-    debuginfod: bool = False
-    cwd: str | None = None
-    python_target: bool = False
-    program_env: dict[str, str] = field(default_factory=dict)
-    load_gdbext: bool = True
-    agent: bool = False  # load tuidbg's in-process Python agent (Python breakpoints, stepping)
-    break_on_exception: bool = False  # the agent stops on uncaught Python exceptions
-    break_on_failure: bool = False  # the agent stops at a failing pytest test
-
-    def describe(self) -> str:
-        if self.mode == "attach":
-            return f"process {self.pid}"
-        if self.mode == "core":
-            return f"{self.program} with core {self.core}"
-        if self.program:
-            return " ".join([os.path.basename(self.program)] + [shlex.quote(a) for a in self.args])
-        return "gdb"
-
-
-@dataclass(frozen=True)
-class GdbInfo:
-    banner: str = ""
-    version: tuple[int, ...] = ()
-    is_cuda: bool = False
-    cuda_version: tuple[int, ...] = ()
-    features: frozenset[str] = frozenset()
-
-    @property
-    def has_python(self) -> bool:
-        return "python" in self.features
-
-    @property
-    def version_text(self) -> str:
-        return ".".join(str(v) for v in self.version) or "unknown"
-
-
-def parse_banner(text: str) -> GdbInfo:
-    """Version facts from ``-gdb-version`` / ``gdb --version`` text."""
-    is_cuda = "NVIDIA" in text or "cuda-gdb" in text.lower()
-    version: tuple[int, ...] = ()
-    m = re.search(r"GNU gdb[^\n]*?(\d+)\.(\d+)", text) or re.search(r"Based on GNU gdb (\d+)\.(\d+)", text)
-    if m:
-        version = (int(m.group(1)), int(m.group(2)))
-    cuda_version: tuple[int, ...] = ()
-    if is_cuda:
-        cm = re.search(r"(?:CUDA Toolkit |cuda-gdb |^)(\d+)\.(\d+) release", text, re.M) or re.search(
-            r"cuda-gdb (\d+)\.(\d+)", text
-        )
-        if cm:
-            cuda_version = (int(cm.group(1)), int(cm.group(2)))
-    return GdbInfo(banner=text.strip(), version=version, is_cuda=is_cuda, cuda_version=cuda_version)
 
 
 StateListener = Callable[[DebuggerState], None]

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from tuidbg.engine.client import Result
     from tuidbg.engine.extensions import Extension
     from tuidbg.engine.inferior_tty import InferiorTTY
+    from tuidbg.engine.session_config import SessionConfig
     from tuidbg.engine.transport import Transport
 
 CMD_TIMEOUT = 30.0
@@ -23,7 +24,7 @@ RefreshStage = Callable[[Any, int], Awaitable[None]]  # (session, stop generatio
 class CommandBase:
     """The session's side of the door: attributes and methods ``DebugSession`` provides."""
 
-    config: Any  # SessionConfig
+    config: SessionConfig
     _state: DebuggerState
     tty: InferiorTTY | None
     extensions: list[Extension]
