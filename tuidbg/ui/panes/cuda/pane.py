@@ -28,7 +28,7 @@ from tuidbg.engine.cuda import (
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui.panes.cuda.items import LaneItem, RangesSeq
-from tuidbg.ui.panes.cuda.requests import CudaRequests, _Alt, _logical
+from tuidbg.ui.panes.cuda.requests import CudaRequests, _Alt
 from tuidbg.ui.panes.cuda.rows import CudaRows
 from tuidbg.ui.panes.cuda.tree import AsyncSeq, ListSeq, NOT_CUDA, PagedSeq, TOGGLES, VIEWS, fmt_ints
 from tuidbg.ui.panes.cuda.views import CudaViews
@@ -289,12 +289,12 @@ class CudaPane(CudaViews, CudaRequests, Vertical):
                 lines.append(Content.assemble(("■ stopped on the device", "bold"), (f"  in {launch}" if launch else "", "")))
         f = snap.focus
         if f is not None:
-            parts: list[Any] = [("focus ▶ ", "$text-warning"), (visible(_logical(f)), "bold")]
+            parts: list[Any] = [("focus ▶ ", "$text-warning"), (visible(f.logical_label), "bold")]
             if f.has_physical:
                 parts.append((f"  · device {f.device} sm {f.sm} warp {f.warp} lane {f.lane}", "$text-muted"))
             sf = snap.stop_focus
             if sf is not None and not sf.same_thread(f):
-                parts.append((f"  (the stop was in {_logical(sf)})", "$text-muted"))
+                parts.append((f"  (the stop was in {sf.logical_label})", "$text-muted"))
             lines.append(Content.assemble(*parts))
         elif st.is_stopped:
             back = " (. returns to the device thread)" if snap.stop_focus is not None else ""

@@ -11,12 +11,7 @@ from typing import Any, Awaitable
 
 
 from tuidbg.engine import cuda
-from tuidbg.engine.cuda import (
-    BlockRange,
-    CudaFilter,
-    CudaFocus,
-    ThreadRanges,
-)
+from tuidbg.engine.cuda import BlockRange, CudaFilter, ThreadRanges
 from tuidbg.engine.errors import EngineError
 
 
@@ -61,11 +56,11 @@ class CudaRequests:
             got = sw.focus
             phys = f" · device {got.device} sm {got.sm} warp {got.warp} lane {got.lane}" if got.has_physical else ""
             if not sw.changed:
-                self.say(f"focus unchanged: {_logical(got)}{phys}")
+                self.say(f"focus unchanged: {got.logical_label}{phys}")
             elif sw.exact:
-                self.say(f"focus → {_logical(got)}{phys}")
+                self.say(f"focus → {got.logical_label}{phys}")
             else:
-                self.say(f"cuda-gdb chose the closest valid thread: {_logical(got)}{phys}")
+                self.say(f"cuda-gdb chose the closest valid thread: {got.logical_label}{phys}")
             if self._jump_after_switch and (not sw.changed or (self.snap is not None and self.snap.focus == got)):
                 # the pane already shows this focus (else update_state jumps when it arrives)
                 self._jump_after_switch = False
@@ -86,7 +81,7 @@ class CudaRequests:
                 self._jump_after_switch = False
                 self.say(f"back to the device thread: {exc}", error=True, notify=True)
                 return
-            self.say(f"focus → {_logical(sw.focus)}")
+            self.say(f"focus → {sw.focus.logical_label}")
             if self._jump_after_switch and self.snap is not None and self.snap.focus == sw.focus:
                 self._jump_after_switch = False
                 self._jump_to_focus()
@@ -239,14 +234,3 @@ class CudaRequests:
             self.say("CUDA tables read again")
 
         self._run(job(), "cuda-load")
-
-
-def _logical(f: CudaFocus) -> str:
-    parts = []
-    if f.kernel is not None:
-        parts.append(f"kernel {f.kernel}")
-    if f.block is not None:
-        parts.append(f"block {f.block}")
-    if f.thread is not None:
-        parts.append(f"thread {f.thread}")
-    return " ".join(parts) or f.label
