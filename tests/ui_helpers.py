@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Callable
 
 from tuidbg.engine.debugger import new_session
@@ -20,7 +21,28 @@ def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
     session = new_session(SessionConfig(**cfg))
     app = TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
     _made.append(app)
+    run_test = app.run_test
+
+    @contextlib.asynccontextmanager
+    async def run_test_then_close(*args, **kw):
+        async with run_test(*args, **kw) as pilot:
+            yield pilot
+        await close_left_session(app)
+
+    app.run_test = run_test_then_close
     return app
+
+
+async def close_left_session(app) -> None:
+    """A test that ends without quitting leaves the app's gdb running: close its session while the
+    test's event loop still runs (afterwards only ``abandon_leftovers`` can, and asyncio then finds
+    gdb's pipes open in a closed loop)."""
+    s = app.session
+    if s.client is not None and s.client.alive and not s.closing:
+        try:
+            await asyncio.wait_for(s.close(polite=3), 15)
+        except asyncio.TimeoutError:
+            pass
 
 
 _made: list = []
