@@ -152,40 +152,47 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tupl
 
     old = {s: signal.signal(s, raise_signalled) for s in held}
     try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                pid = pending.pop(0)
-                r, w = os.pipe()
-                worker = os.fork()
-                if worker == 0:
-                    os.close(r)
-                    _worker(pid, read, opts, w, old)
-                os.close(w)
-                running[r] = (worker, pid, [])
-            ready, _, _ = select.select(list(running), [], [])
-            for fd in ready:
-                chunk = os.read(fd, 1 << 20)
-                if chunk:
-                    running[fd][2].append(chunk)
-                    continue
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    pid = pending.pop(0)
+                    r, w = os.pipe()
+                    worker = os.fork()
+                    if worker == 0:
+                        os.close(r)
+                        _worker(pid, read, opts, w, old)
+                    os.close(w)
+                    running[r] = (worker, pid, [])
+                ready, _, _ = select.select(list(running), [], [])
+                for fd in ready:
+                    chunk = os.read(fd, 1 << 20)
+                    if chunk:
+                        running[fd][2].append(chunk)
+                        continue
+                    os.close(fd)
+                    worker, pid, data = running.pop(fd)
+                    _, status = os.waitpid(worker, 0)
+                    results[pid] = (b"".join(data), status)
+        finally:
+            for s in held:  # (a second signal meanwhile: the first one is being acted on)
+                signal.signal(s, signal.SIG_IGN)
+            for worker, _pid, _data in running.values():
+                try:
+                    os.kill(worker, signal.SIGTERM)
+                except OSError:
+                    pass
+            for fd, (worker, _pid, _data) in running.items():
                 os.close(fd)
-                worker, pid, data = running.pop(fd)
-                _, status = os.waitpid(worker, 0)
-                results[pid] = (b"".join(data), status)
-    finally:
-        for worker, _pid, _data in running.values():
-            try:
-                os.kill(worker, signal.SIGTERM)
-            except OSError:
-                pass
-        for fd, (worker, _pid, _data) in running.items():
-            os.close(fd)
-            try:
-                os.waitpid(worker, 0)
-            except ChildProcessError:
-                pass
-        for s, h in old.items():
-            signal.signal(s, h)
+                try:
+                    os.waitpid(worker, 0)
+                except ChildProcessError:
+                    pass
+            for s, h in old.items():
+                signal.signal(s, h)
+    except Signalled as exc:  # (every worker has let its process go and exited): die of it
+        signal.signal(exc.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+        raise SystemExit(128 + exc.signum) from None
     reports: list[dict] = []
     errors: list[dict] = []
     for pid in pids:

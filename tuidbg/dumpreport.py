@@ -243,7 +243,7 @@ def format_text(doc: dict, native: bool = False) -> str:
 
 
 def _process_line(p: dict, hosts: bool, alone: bool = False) -> str:
-    head = f"Process {_name(p, hosts)}" if alone else f"{_name(p, hosts):>7}"
+    head = f"Process {_name(p, hosts)}" if alone else _name(p, hosts)
     bits = []
     r = role(p)
     if r:
