@@ -55,6 +55,24 @@ def _start(args, ready, cleanup, **kw):
     return proc
 
 
+def _kill_tree(proc):
+    """Kill ``proc`` and all its descendants (multiprocessing's helpers and torchrun's ranks
+    outlive a killed parent; the ranks are in sessions of their own)."""
+    import psutil
+
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        kids = []
+    for p in [psutil.Process(proc.pid), *kids]:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    proc.wait(30)
+    psutil.wait_procs(kids, timeout=30)
+
+
 def _running_untraced(pid):
     assert tracer_pid(pid) == 0, pid
     with open(f"/proc/{pid}/status") as f:
@@ -84,7 +102,13 @@ def _heads(text: str) -> list[str]:
 def test_children_of_every_start_method(tmp_path, cleanup):
     ready = tmp_path / "tree.json"
     parent = _start([TREE, ready], ready, cleanup)
-    tree = read_json(ready)
+    try:
+        _children_of_every_start_method(parent, read_json(ready))
+    finally:
+        _kill_tree(parent)
+
+
+def _children_of_every_start_method(parent, tree):
     kids = tree["children"]
 
     alone = _dump_json(parent.pid)
@@ -226,8 +250,7 @@ def test_torchrun_odd_rank_first(tmp_path):
         for pid in procs:
             _running_untraced(pid)
     finally:
-        os.killpg(launcher.pid, signal.SIGKILL)
-        launcher.wait(30)
+        _kill_tree(launcher)
 
 
 # ---------------------------------------------------------------------------------------------
