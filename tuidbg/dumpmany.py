@@ -2,7 +2,7 @@
 reading them concurrently.
 
 - ``targets``: the PIDs asked for, each checked (``launch.check_pid``), with ``--children``
-  each one's descendants after it (``psutil``; depth first, by PID), tuidbg itself and
+  each one's descendants after it (depth first, by PID), tuidbg itself and
   zombies left out. A PID that cannot be dumped is an error entry, not the end of the dump.
 - ``facts``: what the report says of a process besides its stacks: its parent, the host,
   and its role as a distributed job sets it in the environment (``RANK``, ``LOCAL_RANK``,
@@ -36,13 +36,7 @@ HOST = os.uname().nodename
 
 def facts(pid: int) -> dict:
     """{"ppid", "host", "env"} of a process (ppid None and env {} when /proc does not say)."""
-    ppid = None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    ppid = _ppid(pid)
     env = {}
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
@@ -97,31 +91,34 @@ def _int_or(text: str):
 
 def descendants(pid: int) -> list[int]:
     """Every descendant of ``pid``, depth first (each child's subtree after it), children by PID;
-    tuidbg itself (``tuidbg dump --children $$``) left out."""
-    import psutil
-
-    try:
-        procs = psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
+    tuidbg itself (``tuidbg dump --children $$``) left out. From ``/proc/*/stat`` (psutil would do
+    the same, after 14 ms of importing itself)."""
     kids: dict[int, list[int]] = {}
-    for p in procs:
-        try:
-            kids.setdefault(p.ppid(), []).append(p.pid)
-        except psutil.Error:
-            pass
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        ppid = _ppid(int(name))
+        if ppid is not None:
+            kids.setdefault(ppid, []).append(int(name))
     out: list[int] = []
     me = os.getpid()
-
-    def walk(parent: int) -> None:
-        for c in sorted(kids.get(parent, ())):
-            if c == me:
-                continue
-            out.append(c)
-            walk(c)
-
-    walk(pid)
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        below = sorted(c for c in kids.get(parent, ()) if c != me)
+        if parent != pid:
+            out.append(parent)
+        todo.extend(reversed(below))
     return out
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,58 +127,134 @@ def descendants(pid: int) -> list[int]:
 
 def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tuple[list[dict], list[dict]]:
     """(the reports of the processes read, in ``pids``'s order; error entries for the others).
-    ``read(pid, **opts)`` returns a report or raises UsageError; it runs in a forked worker."""
+    ``read(pid, **opts)`` returns a report or raises UsageError; it runs in forked workers
+    (``jobs`` of them, default the CPUs this process may use), or here, one process after the
+    other, with ``jobs`` 1."""
     import json
+
+    if not jobs:
+        jobs = len(os.sched_getaffinity(0))
+    jobs = min(jobs, len(pids))
+    if not (opts.get("native") or opts.get("via_gdb")):
+        _warm(pids)
+    if jobs <= 1:
+        results = {i: _read_one(pid, read, opts) for i, pid in enumerate(pids)}
+    else:
+        results = _pool(pids, read, opts, jobs)
+    reports: list[dict] = []
+    errors: list[dict] = []
+    for i, pid in enumerate(pids):
+        data, status = results.get(i, (b"", None))
+        try:
+            got = json.loads(data) if data else {}
+        except ValueError:
+            got = {}
+        if "report" in got:
+            reports.append(got["report"])
+        elif "error" in got:
+            errors.append(error_entry(pid, got["error"]))
+        elif status is not None and os.WIFSIGNALED(status):
+            errors.append(error_entry(pid, f"process {pid}: its reader was killed by signal {os.WTERMSIG(status)}"))
+        else:
+            errors.append(error_entry(pid, f"process {pid}: its reader exited before it was read"))
+    return reports, errors
+
+
+def _read_one(pid: int, read, opts: dict) -> tuple[bytes, None]:
+    import json
+
+    try:
+        out = {"report": read(pid, **opts)}
+    except UsageError as exc:
+        out = {"error": str(exc)}
+    except Exception as exc:  # a bug: one line for this process, the others are still read
+        out = {"error": f"process {pid}: internal error while reading it: {exc!r}"}
+    return json.dumps(out).encode(), None
+
+
+_HEAD = 8  # a worker's record: index (4 bytes), then length (4 bytes; 0: "starting on it"), then JSON
+
+
+def _pool(pids: list[int], read, opts: dict, jobs: int) -> dict[int, tuple[bytes, int | None]]:
+    """{index: (JSON, None) or (b"", the exit status of the worker that died reading it)}.
+
+    ``jobs`` workers share the processes through a pipe of task records (each takes the next
+    when done with one); each sends its results on a pipe of its own, and says which process it
+    starts on, so that a worker that dies is blamed on that one."""
     import select
+    import struct
 
     import _signal as signal  # (the signal module's enums cost the dump milliseconds)
 
     from tuidbg.procread.freeze import Signalled
 
-    if not jobs:
-        jobs = len(os.sched_getaffinity(0))
-    if not (opts.get("native") or opts.get("via_gdb")):
-        _warm(pids)
-    results: dict[int, tuple] = {}
-    pending = list(pids)
-    running: dict[int, tuple[int, int, list[bytes]]] = {}  # pipe fd -> (worker, pid, data)
     held = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
     def raise_signalled(signum, _frame):
         raise Signalled(signum)
 
+    results: dict[int, tuple[bytes, int | None]] = {}
+    tasks = b"".join(struct.pack("<I", i) for i in range(len(pids)))
+    task_r, task_w = os.pipe()
+    os.set_blocking(task_w, False)
+    workers: dict[int, list] = {}  # result fd -> [worker pid, buffer, index in hand]
     old = {s: signal.signal(s, raise_signalled) for s in held}
     try:
         try:
-            while pending or running:
-                while pending and len(running) < jobs:
-                    pid = pending.pop(0)
-                    r, w = os.pipe()
-                    worker = os.fork()
-                    if worker == 0:
-                        os.close(r)
-                        _worker(pid, read, opts, w, old)
-                    os.close(w)
-                    running[r] = (worker, pid, [])
-                ready, _, _ = select.select(list(running), [], [])
+            for _ in range(jobs):
+                r, w = os.pipe()
+                worker = os.fork()
+                if worker == 0:
+                    os.close(r)
+                    os.close(task_w)
+                    _worker(pids, read, opts, task_r, w, old)
+                os.close(w)
+                workers[r] = [worker, b"", None]
+            os.close(task_r)
+            while workers:
+                wlist = [task_w] if tasks else []
+                ready, writable, _ = select.select(list(workers), wlist, [])
+                if writable:
+                    try:
+                        n = os.write(task_w, tasks[: 4 * 1024])
+                    except BlockingIOError:
+                        n = 0
+                    tasks = tasks[n:]
+                    if not tasks:
+                        os.close(task_w)
+                        task_w = -1
                 for fd in ready:
                     chunk = os.read(fd, 1 << 20)
+                    w = workers[fd]
                     if chunk:
-                        running[fd][2].append(chunk)
+                        w[1] += chunk
+                        while len(w[1]) >= _HEAD:
+                            index, size = struct.unpack("<II", w[1][:_HEAD])
+                            if len(w[1]) < _HEAD + size:
+                                break
+                            if size:
+                                results[index] = (w[1][_HEAD:_HEAD + size], None)
+                                w[2] = None
+                            else:
+                                w[2] = index
+                            w[1] = w[1][_HEAD + size:]
                         continue
                     os.close(fd)
-                    worker, pid, data = running.pop(fd)
-                    _, status = os.waitpid(worker, 0)
-                    results[pid] = (b"".join(data), status)
+                    del workers[fd]
+                    _, status = os.waitpid(w[0], 0)
+                    if w[2] is not None:
+                        results[w[2]] = (b"", status)
         finally:
             for s in held:  # (a second signal meanwhile: the first one is being acted on)
                 signal.signal(s, signal.SIG_IGN)
-            for worker, _pid, _data in running.values():
+            if task_w >= 0:
+                os.close(task_w)
+            for worker, _buf, _index in workers.values():
                 try:
                     os.kill(worker, signal.SIGTERM)
                 except OSError:
                     pass
-            for fd, (worker, _pid, _data) in running.items():
+            for fd, (worker, _buf, _index) in workers.items():
                 os.close(fd)
                 try:
                     os.waitpid(worker, 0)
@@ -193,27 +266,14 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tupl
         signal.signal(exc.signum, signal.SIG_DFL)
         os.kill(os.getpid(), exc.signum)
         raise SystemExit(128 + exc.signum) from None
-    reports: list[dict] = []
-    errors: list[dict] = []
-    for pid in pids:
-        data, status = results[pid]
-        try:
-            got = json.loads(data) if data else {}
-        except ValueError:
-            got = {}
-        if "report" in got:
-            reports.append(got["report"])
-        elif "error" in got:
-            errors.append(error_entry(pid, got["error"]))
-        elif os.WIFSIGNALED(status):
-            errors.append(error_entry(pid, f"process {pid}: its reader was killed by signal {os.WTERMSIG(status)}"))
-        else:
-            errors.append(error_entry(pid, f"process {pid}: its reader exited with status {os.WEXITSTATUS(status)}"))
-    return reports, errors
+    return results
 
 
-def _worker(pid: int, read, opts: dict, w: int, handlers: dict) -> None:
-    """In the forked worker: read ``pid``, send the result, exit (never returns)."""
+def _worker(pids: list[int], read, opts: dict, task_r: int, w: int, handlers: dict) -> None:
+    """In a forked worker: read the processes whose index comes on ``task_r`` until it closes, each
+    result sent on ``w``; then exit (never returns)."""
+    import struct
+
     import _signal as signal
 
     code = 0
@@ -221,23 +281,26 @@ def _worker(pid: int, read, opts: dict, w: int, handlers: dict) -> None:
         for s, h in handlers.items():
             signal.signal(s, h)
         _die_with_parent()
-        import json
-
-        try:
-            out = {"report": read(pid, **opts)}
-        except UsageError as exc:
-            out = {"error": str(exc)}
-        except Exception as exc:  # a bug: one line for this process, the others are still read
-            out = {"error": f"process {pid}: internal error while reading it: {exc!r}"}
-        data = memoryview(json.dumps(out).encode())
-        while data:
-            data = data[os.write(w, data):]
+        while True:
+            task = os.read(task_r, 4)  # (records of 4 bytes, written whole: never split)
+            if not task:
+                break
+            index = struct.unpack("<I", task)[0]
+            _send(w, struct.pack("<II", index, 0))
+            data, _ = _read_one(pids[index], read, opts)
+            _send(w, struct.pack("<II", index, len(data)) + data)
     except KeyboardInterrupt:
         code = 130
     except BaseException:
         code = 70
     finally:
         os._exit(code)
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _die_with_parent() -> None:
@@ -251,10 +314,14 @@ def _die_with_parent() -> None:
 
 
 def _warm(pids: list[int]) -> None:
-    """Read the ELF symbols the reader needs once per executable, before the workers fork."""
+    """Everything the direct reader loads once (its modules, libc's ptrace, the ELF symbols of each
+    executable) loaded here, before the workers fork: each would load it again."""
     from tuidbg.gdbext.cpython_walk import Interpreter
+    from tuidbg.procread import freeze, snapshot
     from tuidbg.procread.target import ProcTarget
 
+    freeze._call()  # libc's ptrace, found once
+    assert snapshot.take  # (its module, imported once)
     done: set[str] = set()
     for pid in pids:
         try:
@@ -270,7 +337,7 @@ def _warm(pids: list[int]) -> None:
             continue
         try:
             Interpreter(target)
-        except Exception:  # (whatever it is, the worker meets it too and says so)
+        except Exception:  # (whatever it is, the reader meets it too and says so)
             pass
         finally:
             target.close()
