@@ -34,8 +34,8 @@ import sys
 FRAMES_PER_THREAD = 100000
 
 
-def add_dump_parser(sub) -> argparse.ArgumentParser:
-    """Register ``dump`` on the CLI's subparsers."""
+def add_dump_parser(sub):
+    """Register ``dump`` on the CLI's subparsers (an argparse parser, returned)."""
     p = sub.add_parser(
         "dump",
         help="print the Python (and native) stacks of every thread of running processes, then detach",
@@ -65,6 +65,35 @@ def add_dump_parser(sub) -> argparse.ArgumentParser:
                    help="read at most N processes at once (default: the number of CPUs this process may use)")
     p.set_defaults(func=cmd_dump)
     return p
+
+
+def add_view_parser(sub):
+    """Register ``view`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "view",
+        help="open the report of tuidbg dump --json (of one node, or of several) in the terminal, read-only",
+        description="Open dumps written by tuidbg dump --json (several files: merged, as --merge does) in the "
+        "terminal: the distinct stacks, fewest processes first; the frames and source of the one under the "
+        "cursor; the processes that share it. Read-only: nothing is attached to.",
+    )
+    p.add_argument("files", metavar="FILE", nargs="+", help="dumps written by tuidbg dump --json")
+    p.set_defaults(func=cmd_view)
+    return p
+
+
+def cmd_view(args) -> int:
+    from tuidbg import dumpreport as R
+    from tuidbg.launch import UsageError
+
+    try:
+        doc = R.merge(args.files)
+    except R.BadReport as exc:
+        raise UsageError(str(exc)) from None
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise UsageError("view needs a terminal (tuidbg dump --merge FILE... prints the same report as text)")
+    from tuidbg.ui.dumpview import view
+
+    return view(doc, args.files)
 
 
 class _Args:
