@@ -130,6 +130,11 @@ def _children_of_every_start_method(parent, tree):
         assert _main_python(procs[pid])[0] == ("child_sleep", sleep_line), (method, _main_python(procs[pid]))
         assert procs[pid]["reader"] == "memory" and procs[pid]["host"] == HOST
     assert _main_python(procs[parent.pid])[0] == ("main", line_of(TREE, "parent_sleep"))
+    # not Python: listed, not read through gdb (as it would be if its PID were named)
+    other = procs[tree["other"]]
+    assert other["reader"] == "memory" and "fallback" not in other and other["ppid"] == parent.pid
+    assert other["note"].startswith("no CPython runtime in this process (found by --children: not read through gdb")
+    assert [t["tid"] for t in other["threads"]] == [tree["other"]] and other["threads"][0]["frames"] == []
     for pid in procs:
         _running_untraced(pid)
 

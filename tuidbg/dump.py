@@ -156,13 +156,13 @@ def cmd_dump(args) -> int:
     gdb = find_gdb(args.gdb, False) if args.gdb else None
     from tuidbg import dumpmany
 
-    pids, errors = dumpmany.targets(args.pid, bool(args.children))
+    pids, errors, found = dumpmany.targets(args.pid, bool(args.children))
     opts = {"native": native, "via_gdb": bool(args.via_gdb), "nonblocking": bool(args.nonblocking), "gdb": gdb}
     if len(pids) == 1 and not errors:
         # one process: read here, and its failure is the command's one line
         procs = [read_process(pids[0], **opts)]
     else:
-        procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs)
+        procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs, found)
         errors += more
     lines = [f"tuidbg: {e['error']}" for e in errors]
     if not procs:
@@ -195,15 +195,16 @@ def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
 
 
 def read_process(pid: int, *, native: bool = False, via_gdb: bool = False, nonblocking: bool = False,
-                 gdb: str | None = None) -> dict:
-    """One process's report (the schema's process, without ppid/host/env); UsageError (one line)
-    when it cannot be read."""
+                 gdb: str | None = None, descendant: bool = False) -> dict:
+    """One process's report (the schema's process); UsageError (one line) when it cannot be read.
+    ``descendant``: found by --children, not named: where the direct reader finds no CPython
+    runtime (a shell between a launcher and its Python), gdb is not asked to look further."""
     from tuidbg.launch import UsageError, find_gdb
 
     report = None
     fallback = None
     if not native and not via_gdb:
-        report, fallback = _direct(pid, nonblocking=nonblocking)
+        report, fallback = _direct(pid, nonblocking=nonblocking, descendant=descendant)
     if report is None:
         import asyncio
 
@@ -225,7 +226,7 @@ def read_process(pid: int, *, native: bool = False, via_gdb: bool = False, nonbl
 # The direct reader
 
 
-def _direct(pid: int, nonblocking: bool) -> tuple[dict | None, str | None]:
+def _direct(pid: int, nonblocking: bool, descendant: bool = False) -> tuple[dict | None, str | None]:
     """(report, None), or (None, why gdb must read it instead). Raises UsageError for what gdb
     cannot do better either (ptrace refused, the process exited)."""
     from tuidbg.launch import UsageError
@@ -251,6 +252,9 @@ def _direct(pid: int, nonblocking: bool) -> tuple[dict | None, str | None]:
     except S.NoPython as exc:
         if nonblocking:
             return _direct_report(pid, None, note="no CPython runtime in this process"), None
+        if descendant:
+            note = "no CPython runtime in this process (found by --children: not read through gdb; name its PID for that)"
+            return _direct_report(pid, None, note=note), None
         return None, f"no CPython runtime found without gdb ({exc})"
     except S.WalkError as exc:
         if nonblocking:

@@ -53,9 +53,11 @@ def error_entry(pid, message: str) -> dict:
     return {"pid": pid, "host": HOST, "error": message}
 
 
-def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict]]:
-    """(the PIDs to dump, in order, each once; an error entry for each that cannot be)."""
+def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict], set[int]]:
+    """(the PIDs to dump, in order, each once; an error entry for each that cannot be; those
+    found by ``children`` rather than named)."""
     pids: list[int] = []
+    found: set[int] = set()
     errors: list[dict] = []
     seen: set[int] = set()
     for text in texts:
@@ -76,10 +78,11 @@ def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict]]:
             seen.add(child)
             try:
                 pids.append(check_pid(str(child)))
+                found.add(child)
             except UsageError as exc:
                 if "zombie" not in str(exc) and "no process" not in str(exc):  # (ended meanwhile: nothing to read)
                     errors.append(error_entry(child, str(exc)))
-    return pids, errors
+    return pids, errors, found
 
 
 def _int_or(text: str):
@@ -125,9 +128,11 @@ def _ppid(pid: int) -> int | None:
 # Reading concurrently
 
 
-def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tuple[list[dict], list[dict]]:
+def read_all(pids: list[int], read, opts: dict, jobs: int | None = None,
+             found: set[int] = frozenset()) -> tuple[list[dict], list[dict]]:
     """(the reports of the processes read, in ``pids``'s order; error entries for the others).
-    ``read(pid, **opts)`` returns a report or raises UsageError; it runs in forked workers
+    ``read(pid, **opts)`` (and ``descendant=True`` for the PIDs in ``found``) returns a report or
+    raises UsageError; it runs in forked workers
     (``jobs`` of them, default the CPUs this process may use), or here, one process after the
     other, with ``jobs`` 1."""
     import json
@@ -138,9 +143,9 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tupl
     if not (opts.get("native") or opts.get("via_gdb")):
         _warm(pids)
     if jobs <= 1:
-        results = {i: _read_one(pid, read, opts) for i, pid in enumerate(pids)}
+        results = {i: _read_one(pid, read, opts, pid in found) for i, pid in enumerate(pids)}
     else:
-        results = _pool(pids, read, opts, jobs)
+        results = _pool(pids, read, opts, jobs, found)
     reports: list[dict] = []
     errors: list[dict] = []
     for i, pid in enumerate(pids):
@@ -160,11 +165,11 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None) -> tupl
     return reports, errors
 
 
-def _read_one(pid: int, read, opts: dict) -> tuple[bytes, None]:
+def _read_one(pid: int, read, opts: dict, descendant: bool) -> tuple[bytes, None]:
     import json
 
     try:
-        out = {"report": read(pid, **opts)}
+        out = {"report": read(pid, descendant=descendant, **opts) if descendant else read(pid, **opts)}
     except UsageError as exc:
         out = {"error": str(exc)}
     except Exception as exc:  # a bug: one line for this process, the others are still read
@@ -175,7 +180,7 @@ def _read_one(pid: int, read, opts: dict) -> tuple[bytes, None]:
 _HEAD = 8  # a worker's record: index (4 bytes), then length (4 bytes; 0: "starting on it"), then JSON
 
 
-def _pool(pids: list[int], read, opts: dict, jobs: int) -> dict[int, tuple[bytes, int | None]]:
+def _pool(pids: list[int], read, opts: dict, jobs: int, found: set[int]) -> dict[int, tuple[bytes, int | None]]:
     """{index: (JSON, None) or (b"", the exit status of the worker that died reading it)}.
 
     ``jobs`` workers share the processes through a pipe of task records (each takes the next
@@ -207,7 +212,7 @@ def _pool(pids: list[int], read, opts: dict, jobs: int) -> dict[int, tuple[bytes
                 if worker == 0:
                     os.close(r)
                     os.close(task_w)
-                    _worker(pids, read, opts, task_r, w, old)
+                    _worker(pids, read, opts, found, task_r, w, old)
                 os.close(w)
                 workers[r] = [worker, b"", None]
             os.close(task_r)
@@ -269,7 +274,7 @@ def _pool(pids: list[int], read, opts: dict, jobs: int) -> dict[int, tuple[bytes
     return results
 
 
-def _worker(pids: list[int], read, opts: dict, task_r: int, w: int, handlers: dict) -> None:
+def _worker(pids: list[int], read, opts: dict, found: set[int], task_r: int, w: int, handlers: dict) -> None:
     """In a forked worker: read the processes whose index comes on ``task_r`` until it closes, each
     result sent on ``w``; then exit (never returns)."""
     import struct
@@ -287,7 +292,7 @@ def _worker(pids: list[int], read, opts: dict, task_r: int, w: int, handlers: di
                 break
             index = struct.unpack("<I", task)[0]
             _send(w, struct.pack("<II", index, 0))
-            data, _ = _read_one(pids[index], read, opts)
+            data, _ = _read_one(pids[index], read, opts, pids[index] in found)
             _send(w, struct.pack("<II", index, len(data)) + data)
     except KeyboardInterrupt:
         code = 130

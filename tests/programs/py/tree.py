@@ -1,12 +1,15 @@
-"""A parent with a child of every multiprocessing start method, each asleep in its own function.
+"""A parent with a child of every multiprocessing start method, each asleep in its own function,
+and a child that is not Python (sleep).
 
-Usage: tree.py READY_FILE -- writes READY_FILE (JSON: {"parent": pid, "children": {method: pid}})
+Usage: tree.py READY_FILE -- writes READY_FILE (JSON: {"parent": pid, "children": {method: pid},
+"other": the sleep's pid})
 once every child is asleep; the children exit with the parent.
 """
 
 import json
 import multiprocessing as mp
 import os
+import subprocess
 import sys
 import time
 
@@ -29,9 +32,10 @@ def main():
         p.start()
         children[method] = here.recv()
         procs.append(p)
+    other = subprocess.Popen(["sleep", "1000"])  # a child that is not Python
     time.sleep(0.3)  # from sending the PID to the sleep
     with open(ready + ".tmp", "w") as f:
-        json.dump({"parent": os.getpid(), "children": children}, f)
+        json.dump({"parent": os.getpid(), "children": children, "other": other.pid}, f)
     os.rename(ready + ".tmp", ready)
     while True:
         time.sleep(1000)  # MARK:parent_sleep
