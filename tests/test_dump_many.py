@@ -163,6 +163,10 @@ def test_bad_pid_among_several(tmp_path, cleanup):
     assert f"== 2 processes: {a.pid} {b.pid}" in heads
     assert "  4000000: not read: no process with ID 4000000" in res.stdout
 
+    res = run_tuidbg("dump", str(a.pid), "4000000")
+    assert res.returncode == 2 and res.stderr == "tuidbg: no process with ID 4000000\n"
+    assert res.stdout.startswith(f"1 process, 3 threads, on {HOST}:\n  {a.pid}: {DEBIAN_PY311} {SLEEPERS} 2 ")
+
     res = run_tuidbg("dump", "--json", "4000000", str(a.pid))
     assert res.returncode == 2 and res.stderr == "tuidbg: no process with ID 4000000\n"
     doc = json.loads(res.stdout)

@@ -180,6 +180,10 @@ def clean(s: object) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("s") else "s")
+
+
 def role(p: dict) -> str:
     env = p.get("env") or {}
     if "RANK" not in env:
@@ -205,7 +209,7 @@ def format_text(doc: dict, native: bool = False) -> str:
     else:
         nthreads = sum(len(p.get("threads", [])) for p in procs)
         where = f"{len({p.get('host') for p in procs})} hosts" if hosts else (clean(procs[0].get("host") or "?") if procs else "")
-        out.append(f"{len(procs)} processes, {nthreads} threads" + (f", on {where}" if where else "") + ":")
+        out.append(f"{plural(len(procs), 'process')}, {plural(nthreads, 'thread')}" + (f", on {where}" if where else "") + ":")
         for p in procs:
             out.append("  " + _process_line(p, hosts))
     for p in procs:
@@ -219,7 +223,7 @@ def format_text(doc: dict, native: bool = False) -> str:
     groups = group(procs)
     if len(procs) > 1 or any(len(g.members) > 1 for g in groups):
         out.append("")
-        out.append(f"{len(groups)} distinct stacks, fewest processes first:")
+        out.append(f"{plural(len(groups), 'distinct stack')}, fewest processes first:")
     for g in groups:
         out.append("")
         out.append(_group_head(g, hosts, single=len(procs) == 1))
