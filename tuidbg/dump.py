@@ -4,6 +4,7 @@ Every thread's (merged) stack of one or more running processes, then let go. Sev
 processes (and with ``--children`` their process trees) are read concurrently
 (``tuidbg.dumpmany``); the output groups identical stacks and the JSON has the schema in
 ``tuidbg.dumpreport``, which also merges the dumps of several nodes (``--merge``).
+``tuidbg view FILE...`` (registered here too) shows such dumps in ``tuidbg.ui.dumpview``.
 
 Two readers of one process, one walker (``tuidbg.gdbext.cpython_walk``):
 

@@ -117,7 +117,9 @@ class ViewApp(App[int]):
             ts = counts[id(proc)]
             tids = ", ".join(("main " if t.get("main") else "") + str(t.get("tid")) for t in ts[:4])
             tids += f" (+{len(ts) - 4})" if len(ts) > 4 else ""
-            p.add_row(Text(self._proc_name(proc)), Text(visible(R.role(proc))), Text(tids),
+            why = proc.get("error") or proc.get("note") or ""  # (no Python stacks read: why)
+            p.add_row(Text(self._proc_name(proc)), Text(visible(R.role(proc) or why), no_wrap=True, overflow="ellipsis"),
+                      Text(tids),
                       Text(visible(" ".join(proc.get("cmdline") or [])), no_wrap=True, overflow="ellipsis"))
         self.query_one("#frames-title", Static).update(
             f"Frames (innermost first) of {len(grp.members)} thread{'s' if len(grp.members) > 1 else ''} "
