@@ -176,6 +176,10 @@ def test_bad_pid_among_several(tmp_path, cleanup):
     res = run_tuidbg("dump", "4000000", "4000001")  # nothing to read: a line for each, nothing on stdout
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == "tuidbg: no process with ID 4000000\ntuidbg: no process with ID 4000001\n"
+    # the JSON of such a node still says so (for --merge)
+    res = run_tuidbg("dump", "--json", "4000000", "4000001")
+    assert res.returncode == 2 and res.stderr.count("\n") == 2
+    assert json.loads(res.stdout)["processes"] == [] and len(json.loads(res.stdout)["errors"]) == 2
     _running_untraced(a.pid)
     _running_untraced(b.pid)
 

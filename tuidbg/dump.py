@@ -166,12 +166,13 @@ def cmd_dump(args) -> int:
         procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs, found)
         errors += more
     lines = [f"tuidbg: {e['error']}" for e in errors]
-    if not procs:
+    if not procs and (len(lines) == 1 or not args.json):
         if len(lines) == 1:
             raise UsageError(errors[0]["error"])
         for line in lines:
             print(line, file=sys.stderr)
         return 2
+    # (with --json and several PIDs, a dump that read none still says so, for --merge)
     return _write(R.document(procs, errors), bool(args.json), native, lines)
 
 
