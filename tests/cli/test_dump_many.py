@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import requires_gdb
 from helpers import REPO, DEBIAN_PY311, line_of, run_tuidbg, tuidbg_cmd
 from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, read_json, tracer_pid
 from test_cli_errors import check_error
@@ -182,6 +184,30 @@ def test_bad_pid_among_several(tmp_path, cleanup):
     assert json.loads(res.stdout)["processes"] == [] and len(json.loads(res.stdout)["errors"]) == 2
     _running_untraced(a.pid)
     _running_untraced(b.pid)
+
+
+@requires_gdb
+def test_native_stacks_of_several_through_gdb_at_once(tmp_path, cleanup):
+    """--native: each process read by its own gdb, in the workers at once; stacks grouped by function,
+    file and line (their addresses differ from process to process)."""
+    a = _start([SLEEPERS, 2, tmp_path / "a.json"], tmp_path / "a.json", cleanup)
+    b = _start([SLEEPERS, 2, tmp_path / "b.json"], tmp_path / "b.json", cleanup)
+    doc = _dump_json("--native", a.pid, b.pid, timeout=300)
+    assert [(p["pid"], p["reader"]) for p in doc["processes"]] == [(a.pid, "gdb"), (b.pid, "gdb")]
+    for p in doc["processes"]:
+        main = next(t for t in p["threads"] if t["main"])["frames"]
+        assert main[0]["kind"] == "native" and main[0]["addr"]
+        assert [f["function"] for f in main if f["kind"] == "python"] == ["main", "<module>"]
+    res = run_tuidbg("dump", "--native", str(a.pid), str(b.pid), timeout=300)
+    assert res.returncode == 0, res.stderr
+    heads = _heads(res.stdout)
+    assert len(heads) == 3 and all(h.startswith(f"== 2 processes: {a.pid} {b.pid}") for h in heads), heads
+    assert " [py] sleeper_a (" in res.stdout and "_PyEval_EvalFrameDefault" not in res.stdout
+    assert not re.search(r"^\s+#\d+\s+0x", res.stdout, re.M), "an address shown for a group of two processes"
+    alone = run_tuidbg("dump", "--native", str(a.pid), timeout=300)  # (one process: its addresses)
+    assert alone.returncode == 0 and re.search(r"^\s+#\d+\s+0x[0-9a-f]+ in ", alone.stdout, re.M), alone.stdout
+    for p in (a, b):
+        _running_untraced(p.pid)
 
 
 def test_signal_to_a_dump_of_several_lets_every_process_go(tmp_path, cleanup):
