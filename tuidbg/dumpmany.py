@@ -140,7 +140,7 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None,
     if not jobs:
         jobs = len(os.sched_getaffinity(0))
     jobs = min(jobs, len(pids))
-    if not (opts.get("native") or opts.get("via_gdb")):
+    if jobs > 1 and not (opts.get("native") or opts.get("via_gdb")):
         _warm(pids)
     if jobs <= 1:
         results = {i: _read_one(pid, read, opts, pid in found) for i, pid in enumerate(pids)}
