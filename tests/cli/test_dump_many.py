@@ -139,6 +139,10 @@ def _children_of_every_start_method(parent, tree):
     assert [t["tid"] for t in other["threads"]] == [tree["other"]] and other["threads"][0]["frames"] == []
     for pid in procs:
         _running_untraced(pid)
+    # read one after the other in one process (--jobs 1), or by two workers: the same report
+    for jobs in ("1", "2"):
+        again = _dump_json("--children", "--jobs", jobs, parent.pid)
+        assert [(p["pid"], p["threads"]) for p in again["processes"]] == [(p["pid"], p["threads"]) for p in doc["processes"]]
 
     res = run_tuidbg("dump", "--children", str(parent.pid))
     assert res.returncode == 0 and res.stderr == "", res.stderr
