@@ -19,9 +19,16 @@ The JSON (``tuidbg dump --json PID...``; ``--merge`` reads and writes the same):
               "file": "/x/train.py", "line": 12, "entry": false, "native_level": null},
              {"kind": "native", "function": "__futex_abstimed_wait_common", "file": null,
               "line": null, "addr": "0x7f..", "library": "/lib/x86_64-linux-gnu/libc.so.6",
-              "level": 0, "fold": "libc internals (3 frames)"}   # (--native only; fold: display group)
-           ]}]}],
-     "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}]}
+              "level": 0, "fold": "libc internals (3 frames)",   # (--native only; fold: display group,
+              "internal": true}                                  #  internal: interpreter plumbing)
+           ],
+           "notes": ["Python frames not merged: ..."]}],   # (--native, only when there are any)
+        "orphan_thread_states": [{"thread_id": 140.., "frames": [...]}]}],  # (only if any: Python
+                                                     # thread states on no thread the reader could name)
+     "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}]}  # (only if any)
+
+Keys may be added within version 1; a reader ignores those it does not know. ``--merge``
+and ``tuidbg view`` refuse another format or version with one line.
 
 Without ``--native`` a thread's frames are its Python frames; with it, its whole native
 stack with the Python frames in place of the eval-loop frames that run them.
