@@ -224,6 +224,8 @@ def _pool(pids: list[int], read, opts: dict, jobs: int, found: set[int]) -> dict
                         n = os.write(task_w, tasks[: 4 * 1024])
                     except BlockingIOError:
                         n = 0
+                    except BrokenPipeError:  # every worker died: what is left is not read (and says so)
+                        n = len(tasks)
                     tasks = tasks[n:]
                     if not tasks:
                         os.close(task_w)
