@@ -242,6 +242,37 @@ def test_signal_to_a_dump_of_several_lets_every_process_go(tmp_path, cleanup):
         _running_untraced(p.pid)
 
 
+def test_a_worker_killed_mid_read_costs_only_its_process(tmp_path, cleanup):
+    """SIGKILL to the worker holding a process: that process is let go (by the kernel) and named
+    on stderr; the other worker reads the rest."""
+    procs = [_start([DEEP, 50000, tmp_path / f"d{i}.json"], tmp_path / f"d{i}.json", cleanup) for i in range(3)]
+    for _attempt in range(5):
+        dumper = subprocess.Popen(tuidbg_cmd("dump", "--jobs", "2", *(str(p.pid) for p in procs)), env=_env(),
+                                  text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        victim = None
+        deadline = time.monotonic() + 60
+        while dumper.poll() is None and time.monotonic() < deadline and victim is None:
+            for p in procs:
+                worker = tracer_pid(p.pid)
+                if worker:
+                    os.kill(worker, signal.SIGKILL)
+                    victim = p.pid
+                    break
+            time.sleep(0.0005)
+        out, err = dumper.communicate(timeout=120)
+        if victim is not None:
+            break
+    else:
+        pytest.fail("the dump never held a process long enough for its worker to be killed")
+    assert dumper.returncode == 2 and "Traceback" not in err, (dumper.returncode, err)
+    assert err == f"tuidbg: process {victim}: its reader was killed by signal 9\n", err
+    assert out.startswith("2 processes, 4 threads, on "), out[:200]  # (deep_sleep.py: 2 threads each)
+    assert f"  {victim}: not read: process {victim}: its reader was killed by signal 9" in out
+    time.sleep(0.2)
+    for p in procs:
+        _running_untraced(p.pid)
+
+
 # ---------------------------------------------------------------------------------------------
 # torchrun: one rank skips the barrier
 
