@@ -152,9 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     core.add_argument("corefile", metavar="CORE", help="the core file")
     core.set_defaults(func=cmd_core)
 
-    from tuidbg.dump import add_dump_parser  # tuidbg dump PID [--native] [--json]
+    from tuidbg.dump import add_dump_parser, add_view_parser  # tuidbg dump PID... [--json], tuidbg view FILE...
 
     add_dump_parser(sub)
+    add_view_parser(sub)
     return parser
 
 
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-SUBCOMMANDS = ("run", "attach", "core", "dump")
+SUBCOMMANDS = ("run", "attach", "core", "dump", "view")
 
 
 def hoist_options(argv: list[str]) -> list[str]:

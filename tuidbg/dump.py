@@ -1,6 +1,12 @@
-"""``tuidbg dump PID [--native] [--json]``: print every thread's (merged) stack, then let go.
+"""``tuidbg dump PID... [--children] [--native] [--json]``, ``tuidbg dump --merge FILE...``.
 
-Two readers, one walker (``tuidbg.gdbext.cpython_walk``):
+Every thread's (merged) stack of one or more running processes, then let go. Several
+processes (and with ``--children`` their process trees) are read concurrently
+(``tuidbg.dumpmany``); the output groups identical stacks and the JSON has the schema in
+``tuidbg.dumpreport``, which also merges the dumps of several nodes (``--merge``).
+``tuidbg view FILE...`` (registered here too) shows such dumps in ``tuidbg.ui.dumpview``.
+
+Two readers of one process, one walker (``tuidbg.gdbext.cpython_walk``):
 
 - Python frames only (the default): read straight from the process (``tuidbg.procread``):
   every thread stopped for a moment with ptrace (seize + interrupt, no signal the program
@@ -29,46 +35,85 @@ import sys
 FRAMES_PER_THREAD = 100000
 
 
-def add_dump_parser(sub) -> argparse.ArgumentParser:
-    """Register ``dump`` on the CLI's subparsers."""
+def add_dump_parser(sub):
+    """Register ``dump`` on the CLI's subparsers (an argparse parser, returned)."""
     p = sub.add_parser(
         "dump",
-        help="print the Python (and native) stacks of every thread of a running process, then detach",
-        description="Print the stack of every thread of a running process; it keeps running. Python frames are "
-        "read straight from its memory (works on Pythons without debug info) with every thread stopped for a "
-        "moment by ptrace, no gdb. With --native, or when that reader cannot make sense of the process, the "
-        "dump goes through gdb instead (attach, read, detach: slower, same output), for the whole process, "
-        "not thread by thread: one stop gives every stack. The JSON's reader and fallback say which and why.",
+        help="print the Python (and native) stacks of every thread of running processes, then detach",
+        description="Print the stack of every thread of one or more running processes, identical stacks grouped "
+        "(the odd one out first); they keep running. Python frames are read straight from memory (works on "
+        "Pythons without debug info) with every thread stopped for a moment by ptrace, no gdb; several processes "
+        "are read at once. With --native, or when that reader cannot make sense of a process, that process goes "
+        "through gdb instead (attach, read, detach: slower, same output), the whole process at once. The JSON's "
+        "reader and fallback say which and why. --merge groups the --json dumps of several nodes into one report.",
     )
-    p.add_argument("pid", metavar="PID", help="process ID")
+    p.add_argument("pid", metavar="PID", nargs="*", help="process IDs")
+    p.add_argument("--children", action="store_true",
+                   help="also every descendant of each PID (a launcher's ranks, a pool's workers)")
     p.add_argument("--native", action="store_true",
                    help="also print native frames, Python frames in place of the eval-loop frames that run them "
                    "(reads through gdb)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text (schema: README, tuidbg.dumpreport)")
+    p.add_argument("--merge", metavar="FILE", nargs="+",
+                   help="read the --json dumps in FILE... (of several nodes) and print them as one report")
     p.add_argument("--nonblocking", action="store_true",
                    help="do not stop the threads while reading: the process never pauses, but a stack that changes "
                    "meanwhile may come out torn (part old, part new); never falls back to gdb")
     p.add_argument("--via-gdb", action="store_true",
                    help="read through gdb even for Python frames only (the slower reader, for comparison)")
     p.add_argument("--gdb", metavar="PATH", help="the gdb to use when reading through gdb")
+    p.add_argument("--jobs", metavar="N", type=int,
+                   help="read at most N processes at once (default: the number of CPUs this process may use)")
     p.set_defaults(func=cmd_dump)
     return p
 
 
+def add_view_parser(sub):
+    """Register ``view`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "view",
+        help="open the report of tuidbg dump --json (of one node, or of several) in the terminal, read-only",
+        description="Open dumps written by tuidbg dump --json (several files: merged, as --merge does) in the "
+        "terminal: the distinct stacks, fewest processes first; the frames and source of the one under the "
+        "cursor; the processes that share it. Read-only: nothing is attached to.",
+    )
+    p.add_argument("files", metavar="FILE", nargs="+", help="dumps written by tuidbg dump --json")
+    p.set_defaults(func=cmd_view)
+    return p
+
+
+def cmd_view(args) -> int:
+    from tuidbg import dumpreport as R
+    from tuidbg.launch import UsageError
+
+    try:
+        doc = R.merge(args.files)
+    except R.BadReport as exc:
+        raise UsageError(str(exc)) from None
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise UsageError("view needs a terminal (tuidbg dump --merge FILE... prints the same report as text)")
+    from tuidbg.ui.dumpview import view
+
+    return view(doc, args.files)
+
+
 class _Args:
     def __init__(self) -> None:
-        self.pid: str | None = None
-        self.native = self.json = self.nonblocking = self.via_gdb = False
+        self.pid: list[str] = []
+        self.native = self.json = self.nonblocking = self.via_gdb = self.children = False
         self.gdb: str | None = None
+        self.merge: list[str] | None = None
+        self.jobs: int | None = None
 
 
-_FLAGS = {"--native": "native", "--json": "json", "--nonblocking": "nonblocking", "--via-gdb": "via_gdb"}
+_FLAGS = {"--native": "native", "--json": "json", "--nonblocking": "nonblocking", "--via-gdb": "via_gdb",
+          "--children": "children"}
 
 
 def parse_plain(argv: list[str]) -> _Args | None:
-    """``dump``'s arguments in their plain forms (PID and the options above, in any order)
+    """``dump``'s arguments in their plain forms (PIDs and the options above, in any order)
     without argparse, whose import and parser cost the dump milliseconds; None for anything
-    else (--help, a mistake, an abbreviation), which the CLI's argparse parser then handles."""
+    else (--help, --merge, a mistake, an abbreviation), which the CLI's argparse parser then handles."""
     args = _Args()
     i = 0
     while i < len(argv):
@@ -80,26 +125,88 @@ def parse_plain(argv: list[str]) -> _Args | None:
             i += 1
         elif a.startswith("--gdb="):
             args.gdb = a[len("--gdb="):]
-        elif a.startswith("-") or args.pid is not None:
+        elif a.startswith("-"):
             return None
         else:
-            args.pid = a
+            args.pid.append(a)
         i += 1
-    return args if args.pid is not None else None
+    return args if args.pid else None
 
 
 def cmd_dump(args) -> int:
-    from tuidbg.launch import UsageError, check_pid, find_gdb
+    """Exit 0 when every process asked for was read; 2 (one line on stderr for each) when one was not."""
+    from tuidbg import dumpreport as R
+    from tuidbg.launch import UsageError, find_gdb
 
     native = bool(args.native)
+    if args.merge:
+        if args.pid:
+            raise UsageError("--merge reads dumps from files: no PIDs with it")
+        try:
+            doc = R.merge(args.merge)
+        except R.BadReport as exc:
+            raise UsageError(str(exc)) from None
+        native = any(f.get("kind") == "native" for p in doc["processes"] for t in p["threads"] for f in t["frames"])
+        return _write(doc, bool(args.json), native, [])
+    if not args.pid:
+        raise UsageError("the following arguments are required: PID")
     if args.nonblocking and (native or args.via_gdb):
         raise UsageError("--nonblocking reads Python frames without gdb: not with --native or --via-gdb")
-    pid = check_pid(args.pid)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: at least 1")
     gdb = find_gdb(args.gdb, False) if args.gdb else None
+    from tuidbg import dumpmany
+
+    pids, errors, found = dumpmany.targets(args.pid, bool(args.children))
+    opts = {"native": native, "via_gdb": bool(args.via_gdb), "nonblocking": bool(args.nonblocking), "gdb": gdb}
+    if len(pids) == 1 and not errors:
+        # one process: read here, and its failure is the command's one line
+        procs = [read_process(pids[0], **opts)]
+    else:
+        procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs, found)
+        errors += more
+    lines = [f"tuidbg: {e['error']}" for e in errors]
+    if not procs and (len(lines) == 1 or not args.json):
+        if len(lines) == 1:
+            raise UsageError(errors[0]["error"])
+        for line in lines:
+            print(line, file=sys.stderr)
+        return 2
+    # (with --json and several PIDs, a dump that read none still says so, for --merge)
+    return _write(R.document(procs, errors), bool(args.json), native, lines)
+
+
+def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
+    from tuidbg import dumpreport as R
+
+    if as_json:
+        import json
+
+        text = json.dumps(doc, indent=1) + "\n"
+    else:
+        text = R.format_text(doc, native=native)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `tuidbg dump PID | head`: not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    for line in lines:
+        print(line, file=sys.stderr)
+    return 2 if lines else 0
+
+
+def read_process(pid: int, *, native: bool = False, via_gdb: bool = False, nonblocking: bool = False,
+                 gdb: str | None = None, descendant: bool = False) -> dict:
+    """One process's report (the schema's process); UsageError (one line) when it cannot be read.
+    ``descendant``: found by --children, not named: where the direct reader finds no CPython
+    runtime (a shell between a launcher and its Python), gdb is not asked to look further."""
+    from tuidbg.launch import UsageError, find_gdb
+
     report = None
     fallback = None
-    if not native and not args.via_gdb:
-        report, fallback = _direct(pid, nonblocking=bool(args.nonblocking))
+    if not native and not via_gdb:
+        report, fallback = _direct(pid, nonblocking=nonblocking, descendant=descendant)
     if report is None:
         import asyncio
 
@@ -114,26 +221,14 @@ def cmd_dump(args) -> int:
         report["reader"] = "gdb"
         if fallback:
             report["fallback"] = fallback
-    if args.json:
-        import json
-
-        text = json.dumps(report, indent=1) + "\n"
-    else:
-        text = format_text(report, native=native)
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `tuidbg dump PID | head`: not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    return report
 
 
 # ---------------------------------------------------------------------------------------------
 # The direct reader
 
 
-def _direct(pid: int, nonblocking: bool) -> tuple[dict | None, str | None]:
+def _direct(pid: int, nonblocking: bool, descendant: bool = False) -> tuple[dict | None, str | None]:
     """(report, None), or (None, why gdb must read it instead). Raises UsageError for what gdb
     cannot do better either (ptrace refused, the process exited)."""
     from tuidbg.launch import UsageError
@@ -159,6 +254,9 @@ def _direct(pid: int, nonblocking: bool) -> tuple[dict | None, str | None]:
     except S.NoPython as exc:
         if nonblocking:
             return _direct_report(pid, None, note="no CPython runtime in this process"), None
+        if descendant:
+            note = "no CPython runtime in this process (found by --children: not read through gdb; name its PID for that)"
+            return _direct_report(pid, None, note=note), None
         return None, f"no CPython runtime found without gdb ({exc})"
     except S.WalkError as exc:
         if nonblocking:
@@ -196,10 +294,10 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
         rec = by_lwp.get(tid)
         entry: dict = {
             "id": str(i + 1),
-            "lwp": tid,
+            "tid": tid,
             "name": _comm(pid, tid),
             "main": tid == pid,
-            "python_frames": [_rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
+            "frames": [_rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
         }
         if rec is not None:
             entry["truncated"] = rec.truncated
@@ -225,8 +323,8 @@ def _comm(pid: int, tid: int) -> str | None:
 
 def _rec_frame_dict(f) -> dict:
     """A walker frame (cpython_walk.PyFrameRec) as the gdb path's frames are printed."""
-    return {"function": f.function or "?", "qualname": f.qualname, "file": f.file or "?", "line": f.line,
-            "native_level": f.native_level, "entry": bool(f.entry)}
+    return {"kind": "python", "function": f.function or "?", "qualname": f.qualname, "file": f.file or "?",
+            "line": f.line, "entry": bool(f.entry), "native_level": f.native_level}
 
 
 def _report_head(pid: int) -> dict:
@@ -239,7 +337,9 @@ def _report_head(pid: int) -> dict:
             cmdline = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
     except OSError:
         cmdline = []
-    return {"pid": pid, "executable": exe, "cmdline": cmdline, "python": None, "threads": []}
+    from tuidbg.dumpmany import facts
+
+    return {"pid": pid, **facts(pid), "executable": exe, "cmdline": cmdline, "python": None, "threads": []}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,10 +423,10 @@ async def _report(session, state, pid: int, native: bool) -> dict:
         py = ps.thread(t.id) if ps is not None and ps.ok else None
         entry: dict = {
             "id": t.id,
-            "lwp": t.lwp,
+            "tid": t.lwp,
             "name": t.name,
             "main": t.lwp == pid,
-            "python_frames": [_pyframe_dict(f) for f in py.frames] if py is not None else [],
+            "frames": [_pyframe_dict(f) for f in py.frames] if py is not None else [],
         }
         if py is not None:
             entry["truncated"] = py.truncated
@@ -334,9 +434,12 @@ async def _report(session, state, pid: int, native: bool) -> dict:
                 entry["python_error"] = py.error
         if native:
             rows = M.fold(M.merge(native_frames[t.id], py, ps))
-            entry["stack"] = [_row_dict(r) for r in rows]
+            entry["frames"] = [d for r in rows for d in _row_dicts(r)]
+            notes = [r.label for r in rows if r.kind == "note"]
             if py is not None and not py.merged and py.frames:
-                entry["merge_note"] = py.merge_note
+                notes.insert(0, f"Python frames not merged: {py.merge_note}")
+            if notes:
+                entry["notes"] = notes
         report["threads"].append(entry)
     if ps is not None and ps.ok:
         # thread states without a gdb thread (a core without them, a thread that is exiting)
@@ -356,106 +459,27 @@ def _int(s: str) -> int:
 
 
 def _pyframe_dict(f) -> dict:
-    return {"function": f.function, "qualname": f.qualname, "file": f.file, "line": f.line,
-            "native_level": f.native_level, "entry": f.is_entry}
+    return {"kind": "python", "function": f.function, "qualname": f.qualname, "file": f.file, "line": f.line,
+            "entry": f.is_entry, "native_level": f.native_level}
 
 
 def _native_dict(f) -> dict:
-    return {"level": f.level, "addr": f.addr, "func": f.func, "file": f.fullname or f.file, "line": f.line,
-            "library": f.library}
+    return {"kind": "native", "function": f.func, "file": f.fullname or f.file, "line": f.line, "addr": f.addr,
+            "library": f.library, "level": f.level}
 
 
-def _row_dict(r) -> dict:
+def _row_dicts(r, fold: str | None = None) -> list[dict]:
+    """A merged stack's row as the schema's frames (a fold: its frames, each marked with the fold)."""
     if r.kind == "python":
-        return {"kind": "python", "level": r.python.native_level, **_pyframe_dict(r.python)}
-    if r.kind == "native":
-        d = {"kind": "native", **_native_dict(r.native)}
+        d = _pyframe_dict(r.python)
+    elif r.kind == "native":
+        d = _native_dict(r.native)
         if r.internal:
             d["internal"] = True
-        return d
-    if r.kind == "fold":
-        return {"kind": "fold", "rule": r.rule, "label": r.label, "rows": [_row_dict(c) for c in r.children]}
-    return {"kind": r.kind, "label": r.label}
-
-
-# ---------------------------------------------------------------------------------------------
-# Text
-
-
-def _clean(s: object) -> str:
-    """Program-controlled text (names, paths) with control characters made visible."""
-    s = str(s)
-    if s.isprintable():
-        return s
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
-
-
-def _pyline(f: dict) -> str:
-    name = f["qualname"] or f["function"]
-    where = f"{f['file']}:{f['line']}" if f["line"] is not None else f["file"]
-    return f"{_clean(name)} ({_clean(where)})"
-
-
-def _native_line(d: dict) -> str:
-    where = ""
-    if d.get("file") and d.get("line") is not None:
-        where = f" at {d['file']}:{d['line']}"
-    elif d.get("library"):
-        where = f" from {d['library']}"
-    return f"#{d['level']:<3} {d['addr']} in {_clean(d['func'] or '??')}{_clean(where)}"
-
-
-def format_text(report: dict, native: bool = False) -> str:
-    out = []
-    head = f"Process {report['pid']}"
-    if report.get("cmdline"):
-        head += ": " + _clean(" ".join(report["cmdline"]))
-    if report.get("python"):
-        head += f"  (Python {report['python']})"
-    out.append(head)
-    if report.get("note"):
-        out.append(f"  {report['note']}")
-    if report.get("error"):
-        out.append(f"  Python stacks could not be read: {_clean(report['error'])}")
-    for t in report["threads"]:
-        out.append("")
-        label = f"Thread {t['id']} (LWP {t['lwp']})" if t.get("lwp") else f"Thread {t['id']}"
-        if t.get("name"):
-            label += f' "{_clean(t["name"])}"'
-        if t.get("main"):
-            label += " [main thread]"
-        if not native:
-            if not t["python_frames"]:
-                out.append(label + ": no Python frames")
-                continue
-            out.append(label + ":")
-            for f in t["python_frames"]:
-                out.append("    " + _pyline(f))
-            if t.get("truncated"):
-                out.append("    … more frames")
-            if t.get("python_error"):
-                out.append(f"    ({_clean(t['python_error'])})")
-            continue
-        out.append(label + ":")
-        if t.get("merge_note"):
-            out.append(f"    (Python frames not merged: {_clean(t['merge_note'])})")
-        for r in t.get("stack", []):
-            _text_row(out, r)
-    out.append("")
-    return "\n".join(out)
-
-
-def _text_row(out: list[str], r: dict) -> None:
-    if r["kind"] == "python":
-        lvl = r.get("native_level")
-        marker = f"#{lvl:<3}" if lvl is not None else "    "
-        out.append(f"  {marker} [py] {_pyline(r)}")
-    elif r["kind"] == "native":
-        out.append("  " + _native_line(r))
-    elif r["kind"] == "fold":
-        levels = [c.get("level") for c in r["rows"] if c.get("level") is not None]
-        lo, hi = (min(levels), max(levels)) if levels else (None, None)
-        span = "" if lo is None else (f"#{lo:<3} " if lo == hi else f"#{lo}-{hi} ")
-        out.append(f"  {span}… {r['label']}")
+    elif r.kind == "fold":
+        return [d for c in r.children for d in _row_dicts(c, fold or r.label)]
     else:
-        out.append(f"  -- {_clean(r.get('label', ''))} --")
+        return []  # a note: the thread's notes
+    if fold:
+        d["fold"] = fold
+    return [d]

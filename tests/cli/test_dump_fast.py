@@ -51,7 +51,9 @@ def _env():
 def _dump(pid, *opts, timeout=300) -> dict:
     res = run_tuidbg("dump", "--json", *opts, str(pid), timeout=timeout)
     assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
+    doc = json.loads(res.stdout)
+    assert doc["format"] == "tuidbg-dump" and len(doc["processes"]) == 1 and doc["processes"][0]["pid"] == pid
+    return doc["processes"][0]
 
 
 def _state(pid) -> str:
@@ -69,11 +71,11 @@ def _assert_running_untraced(proc):
 
 def _frames(thread) -> list[list]:
     """A dumped thread's Python frames as traceback.extract_stack lists them: outermost first."""
-    return [[f["function"], f["file"], f["line"]] for f in reversed(thread["python_frames"])]
+    return [[f["function"], f["file"], f["line"]] for f in reversed(thread["frames"])]
 
 
 def _by_lwp(report) -> dict:
-    return {t["lwp"]: t for t in report["threads"]}
+    return {t["tid"]: t for t in report["threads"]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,15 +99,15 @@ def test_same_frames_as_gdb(build_dir, tmp_path, cleanup, name):
     assert fast.keys() == slow.keys()
     # the same threads, numbered and named alike, and every Python frame alike (function, qualified
     # name, file, line, entry flag)
-    assert [(t["id"], t["lwp"], t["name"], t["main"]) for t in fast["threads"]] == \
-        [(t["id"], t["lwp"], t["name"], t["main"]) for t in slow["threads"]]
+    assert [(t["id"], t["tid"], t["name"], t["main"]) for t in fast["threads"]] == \
+        [(t["id"], t["tid"], t["name"], t["main"]) for t in slow["threads"]]
     assert fast["threads"] == slow["threads"]
     # and they are the right ones (not merely equal)
     threads = _by_lwp(fast)
     assert set(threads) == {lwp for _fn, _i, lwp in ready["threads"]} | {ready["main"]}
-    assert [f["function"] for f in threads[ready["main"]]["python_frames"]] == ["main", "<module>"]
+    assert [f["function"] for f in threads[ready["main"]]["frames"]] == ["main", "<module>"]
     for fn, _i, lwp in ready["threads"]:
-        mine = next(f for f in threads[lwp]["python_frames"] if f["function"] == fn)
+        mine = next(f for f in threads[lwp]["frames"] if f["function"] == fn)
         assert (mine["file"], mine["line"]) == (str(SLEEPERS), line_of(SLEEPERS, "sleep_a" if fn == "sleeper_a" else "wait_b"))
 
 
@@ -121,12 +123,18 @@ def test_64_threads_text_and_json(tmp_path, cleanup):
     comm = {lwp: Path(f"/proc/{proc.pid}/task/{lwp}/comm").read_text().strip() for lwp in threads}
     assert {lwp: t["name"] for lwp, t in threads.items()} == comm
     for fn, _i, lwp in ready["threads"]:
-        names = [f["function"] for f in threads[lwp]["python_frames"]]
+        names = [f["function"] for f in threads[lwp]["frames"]]
         assert fn in names and names[-1] == "_bootstrap", names
 
     res = run_tuidbg("dump", str(proc.pid), timeout=60)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.count("\nThread ") == 65
+    # identical stacks once each: the main thread's, and one for each kind of sleeper with its 32 threads
+    heads = [line for line in res.stdout.splitlines() if line and not line.startswith(" ")]
+    assert heads[0].startswith(f"Process {proc.pid}: ")
+    by_fn = {fn: {lwp for f, _i, lwp in ready["threads"] if f == fn} for fn in ("sleeper_a", "sleeper_b")}
+    groups = {frozenset(int(x) for x in h.split(": ")[1].rstrip(":").split()) for h in heads if " threads: " in h}
+    assert groups == {frozenset(v) for v in by_fn.values()}, heads
+    assert f"Thread 1 (LWP {ready['main']}) \"python3.11\" [main thread]:" in heads
     assert f"sleeper_a ({SLEEPERS}:{line_of(SLEEPERS, 'sleep_a')})" in res.stdout
     assert f"sleeper_b ({SLEEPERS}:{line_of(SLEEPERS, 'wait_b')})" in res.stdout
     _assert_running_untraced(proc)
@@ -321,7 +329,12 @@ def test_native_and_no_python_go_through_gdb(tmp_path, cleanup):
     proc, _ready = _start(interp, [SLEEPERS, 2, tmp_path / "ready.json"], tmp_path / "ready.json", cleanup)
     report = _dump(proc.pid, "--native")
     assert report["reader"] == "gdb" and "fallback" not in report
-    assert all("stack" in t for t in report["threads"])
+    for t in report["threads"]:  # whole stacks: native frames, the Python ones in their place
+        kinds = {f["kind"] for f in t["frames"]}
+        assert "native" in kinds and kinds <= {"python", "native"}, t
+    main = _by_lwp(report)[proc.pid]["frames"]
+    assert [f["function"] for f in main if f["kind"] == "python"] == ["main", "<module>"]
+    assert main.index(next(f for f in main if f["kind"] == "python")) > 0  # (called from Python, into C)
     _assert_running_untraced(proc)
 
     # no CPython runtime where this reader looks: gdb looks further (debug info), and says so
@@ -355,7 +368,7 @@ def test_bad_pid_one_line():
     check_error(run_tuidbg("dump", "abc"), "'abc' is not a process ID")
     check_error(run_tuidbg("dump", "4000000"), "no process with ID 4000000")
     check_error(run_tuidbg("dump", "--json", "0"), "'0' is not a process ID")
-    check_error(run_tuidbg("dump", "1", "2"), "unrecognized arguments: 2")  # (argparse's word)
+    check_error(run_tuidbg("dump", "--jobs", "0", "1"), "--jobs 0: at least 1")
     check_error(run_tuidbg("dump", str(os.getpid()), "--bogus"), "unrecognized arguments: --bogus")
 
 

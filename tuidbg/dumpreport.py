@@ -1,0 +1,337 @@
+"""What ``tuidbg dump`` prints: the JSON schema, stacks grouped STAT-style, and ``--merge``.
+
+The JSON (``tuidbg dump --json PID...``; ``--merge`` reads and writes the same)::
+
+    {"format": "tuidbg-dump", "version": 1,
+     "processes": [                      # in the order asked (with --children: each tree, parent first)
+       {"pid": 4101, "ppid": 4100, "host": "node1",        # os.uname().nodename of the reading machine
+        "cmdline": ["python3", "train.py"], "executable": "/usr/bin/python3.11",
+        "env": {"RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "3"},   # those set at exec, else {}
+        "python": "3.11.2", "offsets": "...",              # null/absent: no Python runtime read
+        "reader": "memory" | "memory-nonblocking" | "gdb",
+        "fallback": "why gdb read it",                      # only when gdb stood in for the direct reader
+        "note": "...", "error": "...",                     # only when something could not be read
+        "threads": [
+          {"id": "1", "tid": 4101, "name": "python3", "main": true,
+           "truncated": false, "python_error": "...",     # (python_error only when there was one)
+           "frames": [                                     # innermost first
+             {"kind": "python", "function": "wait", "qualname": "Barrier.wait",
+              "file": "/x/train.py", "line": 12, "entry": false, "native_level": null},
+             {"kind": "native", "function": "__futex_abstimed_wait_common", "file": null,
+              "line": null, "addr": "0x7f..", "library": "/lib/x86_64-linux-gnu/libc.so.6",
+              "level": 0, "fold": "libc internals (3 frames)",   # (--native only; fold: display group,
+              "internal": true}                                  #  internal: interpreter plumbing)
+           ],
+           "notes": ["Python frames not merged: ..."]}],   # (--native, only when there are any)
+        "orphan_thread_states": [{"thread_id": 140.., "frames": [...]}]}],  # (only if any: Python
+                                                     # thread states on no thread the reader could name)
+     "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}]}  # (only if any)
+
+Keys may be added within version 1; a reader ignores those it does not know. ``--merge``
+and ``tuidbg view`` refuse another format or version with one line.
+
+Without ``--native`` a thread's frames are its Python frames; with it, its whole native
+stack with the Python frames in place of the eval-loop frames that run them.
+
+The text groups the threads of every process by their stack (kind, function, file, line of
+every frame; not addresses, which differ between processes): each distinct stack once, with
+the processes (and threads) that share it, fewest processes first, so that the odd one out
+leads; of two groups shared by as many processes, the one whose outermost frame another group
+starts from too (a rank that went another way) comes first. Threads without frames come last.
+Processes are named by PID, or HOST:PID when the report spans several hosts.
+"""
+
+from __future__ import annotations
+
+FORMAT = "tuidbg-dump"
+VERSION = 1
+ROLE_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+
+
+class BadReport(Exception):
+    """A file given to ``--merge`` that is not a dump (one line)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def document(processes: list[dict], errors: list[dict]) -> dict:
+    doc: dict = {"format": FORMAT, "version": VERSION, "processes": processes}
+    if errors:
+        doc["errors"] = errors
+    return doc
+
+
+def load(path: str) -> dict:
+    """A dump written by ``tuidbg dump --json``; BadReport (one line) for anything else."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise BadReport(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadReport(f"{path}: not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BadReport(f"{path}: not a tuidbg dump (made with tuidbg dump --json)")
+    if doc.get("version") != VERSION:
+        raise BadReport(f"{path}: a tuidbg dump of version {doc.get('version')!r}; this tuidbg reads version {VERSION}")
+    procs = doc.get("processes")
+    if not isinstance(procs, list):
+        raise BadReport(f"{path}: a tuidbg dump without its list of processes")
+    for i, p in enumerate(procs):
+        why = _bad_process(p)
+        if why:
+            raise BadReport(f"{path}: process {i + 1} of the dump {why}")
+    errors = doc.get("errors", [])
+    if not isinstance(errors, list) or not all(isinstance(e, dict) for e in errors):
+        raise BadReport(f"{path}: its errors are not a list of objects")
+    return doc
+
+
+def _bad_process(p) -> str | None:
+    if not isinstance(p, dict):
+        return "is not an object"
+    if not isinstance(p.get("pid"), int):
+        return "has no pid"
+    threads = p.get("threads")
+    if not isinstance(threads, list):
+        return "has no list of threads"
+    for t in threads:
+        if not isinstance(t, dict) or not isinstance(t.get("frames"), list):
+            return "has a thread without its list of frames"
+        for f in t["frames"]:
+            if not isinstance(f, dict) or f.get("kind") not in ("python", "native"):
+                return "has a frame that is neither python nor native"
+    return None
+
+
+def merge(paths: list[str]) -> dict:
+    """The dumps in ``paths`` as one (their processes and errors, in the order given)."""
+    procs: list[dict] = []
+    errors: list[dict] = []
+    for path in paths:
+        doc = load(path)
+        procs.extend(doc["processes"])
+        errors.extend(doc.get("errors", []))
+    return document(procs, errors)
+
+
+# ---------------------------------------------------------------------------------------------
+# Grouping
+
+
+def frame_key(f: dict) -> tuple:
+    if f.get("kind") == "python":
+        return ("py", f.get("qualname") or f.get("function"), f.get("file"), f.get("line"))
+    return ("c", f.get("function"), f.get("file"), f.get("line"), None if f.get("file") else f.get("library"))
+
+
+class Group:
+    """Threads (of one or more processes) whose stacks are the same."""
+
+    def __init__(self, key: tuple, frames: list[dict]) -> None:
+        self.key = key
+        self.frames = frames  # the first member's (addresses are the first member's)
+        self.members: list[tuple[dict, dict]] = []  # (process, thread)
+        self.diverges = False
+
+    @property
+    def processes(self) -> list[dict]:
+        out: list[dict] = []
+        seen: set[int] = set()
+        for p, _t in self.members:
+            if id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+        return out
+
+    def sort_key(self) -> tuple:
+        return (not self.key, len(self.processes), not self.diverges, len(self.members), self.members[0][1].get("tid") or 0)
+
+
+def group(processes: list[dict]) -> list[Group]:
+    """The distinct stacks of every thread of ``processes``, the odd one out first (see above)."""
+    groups: dict[tuple, Group] = {}
+    for p in processes:
+        for t in p.get("threads", []):
+            key = tuple(frame_key(f) for f in t.get("frames", []))
+            if t.get("truncated"):
+                key += (("truncated",),)
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = Group(key, t.get("frames", []))
+            g.members.append((p, t))
+    by_outer: dict[tuple, int] = {}
+    for key in groups:
+        if key:
+            by_outer[key[-1]] = by_outer.get(key[-1], 0) + 1
+    for key, g in groups.items():
+        g.diverges = bool(key) and by_outer[key[-1]] > 1
+    return sorted(groups.values(), key=Group.sort_key)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def clean(s: object) -> str:
+    """Program-controlled text (names, paths) with control characters made visible."""
+    s = str(s)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in s)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("s") else "s")
+
+
+def role(p: dict) -> str:
+    env = p.get("env") or {}
+    if "RANK" not in env:
+        return ""
+    out = f"rank {clean(env['RANK'])}"
+    if "WORLD_SIZE" in env:
+        out += f"/{clean(env['WORLD_SIZE'])}"
+    if "LOCAL_RANK" in env:
+        out += f" local {clean(env['LOCAL_RANK'])}"
+    return out
+
+
+def _name(p: dict, hosts: bool) -> str:
+    return f"{clean(p.get('host') or '?')}:{p['pid']}" if hosts else str(p["pid"])
+
+
+def format_text(doc: dict, native: bool = False) -> str:
+    procs = doc["processes"]
+    hosts = len({p.get("host") for p in procs} | {e.get("host") for e in doc.get("errors", [])}) > 1
+    out: list[str] = []
+    if len(procs) == 1 and not doc.get("errors"):
+        out.append(_process_line(procs[0], hosts, alone=True))
+    else:
+        nthreads = sum(len(p.get("threads", [])) for p in procs)
+        where = f"{len({p.get('host') for p in procs})} hosts" if hosts else (clean(procs[0].get("host") or "?") if procs else "")
+        out.append(f"{plural(len(procs), 'process')}, {plural(nthreads, 'thread')}" + (f", on {where}" if where else "") + ":")
+        for p in procs:
+            out.append("  " + _process_line(p, hosts))
+    for p in procs:
+        if p.get("note"):
+            out.append(f"  {_name(p, hosts)}: {clean(p['note'])}")
+        if p.get("error"):
+            out.append(f"  {_name(p, hosts)}: Python stacks could not be read: {clean(p['error'])}")
+    for e in doc.get("errors", []):
+        host = f"{clean(e.get('host') or '?')}:" if hosts else ""
+        out.append(f"  {host}{e.get('pid')}: not read: {clean(e.get('error', ''))}")
+    groups = group(procs)
+    if len(procs) > 1 or any(len(g.members) > 1 for g in groups):
+        out.append("")
+        out.append(f"{plural(len(groups), 'distinct stack')}, fewest processes first:")
+    for g in groups:
+        out.append("")
+        out.append(_group_head(g, hosts, single=len(procs) == 1))
+        if not g.key:
+            continue
+        one = len(g.processes) == 1
+        for f in g.frames:
+            if native:
+                _native_row(out, f, addr=one)
+            else:
+                out.append("    " + pyline(f))
+        _, t = g.members[0]
+        if t.get("truncated"):
+            out.append("    … more frames")
+        if t.get("python_error"):
+            out.append(f"    ({clean(t['python_error'])})")
+        for note in t.get("notes", []):
+            out.append(f"    ({clean(note)})")
+    out.append("")
+    return "\n".join(out)
+
+
+def _process_line(p: dict, hosts: bool, alone: bool = False) -> str:
+    head = f"Process {_name(p, hosts)}" if alone else _name(p, hosts)
+    bits = []
+    r = role(p)
+    if r:
+        bits.append(r)
+    if p.get("ppid") and not alone:
+        bits.append(f"ppid {p['ppid']}")
+    if p.get("python"):
+        bits.append(f"Python {p['python']}")
+    if p.get("reader") == "gdb" and p.get("fallback"):
+        bits.append(f"read by gdb: {clean(p['fallback'])}")
+    cmd = clean(" ".join(p.get("cmdline") or [])) or "?"
+    return f"{head}: {cmd}" + (f"  ({', '.join(bits)})" if bits else "")
+
+
+def _thread_label(t: dict) -> str:
+    label = f"Thread {t.get('id')} (LWP {t.get('tid')})" if t.get("tid") else f"Thread {t.get('id')}"
+    if t.get("name"):
+        label += f' "{clean(t["name"])}"'
+    if t.get("main"):
+        label += " [main thread]"
+    return label
+
+
+def _group_head(g: Group, hosts: bool, single: bool) -> str:
+    empty = "" if g.key else ": no frames"
+    if single:
+        if len(g.members) == 1:
+            return _thread_label(g.members[0][1]) + (empty or ":")
+        return f"{len(g.members)} threads: " + " ".join(str(t.get("tid")) for _p, t in g.members) + (empty or ":")
+    procs = g.processes
+    counts: dict[int, int] = {}
+    for p, _t in g.members:
+        counts[id(p)] = counts.get(id(p), 0) + 1
+    names = []
+    for p in procs:
+        bits = [rank_of(p)] if rank_of(p) else []
+        if counts[id(p)] > 1:
+            bits.append(f"{counts[id(p)]} threads")
+        names.append(_name(p, hosts) + (f" ({', '.join(bits)})" if bits else ""))
+    what = f"{len(procs)} process{'es' if len(procs) > 1 else ''}"
+    if len(g.members) > len(procs):
+        what = f"{len(g.members)} threads in {what}"
+    tail = ""
+    if len(g.members) == 1:
+        t = g.members[0][1]
+        tail = ", main thread" if t.get("main") else f", thread {t.get('tid')}" + (f' "{clean(t["name"])}"' if t.get("name") else "")
+    return f"== {what}: {' '.join(names)}{tail}{empty}"
+
+
+def rank_of(p: dict) -> str:
+    rank = (p.get("env") or {}).get("RANK")
+    return f"rank {clean(rank)}" if rank is not None else ""
+
+
+def pyline(f: dict) -> str:
+    name = f.get("qualname") or f.get("function")
+    where = f"{f.get('file')}:{f.get('line')}" if f.get("line") is not None else f.get("file")
+    return f"{clean(name)} ({clean(where)})"
+
+
+def _native_row(out: list[str], f: dict, addr: bool) -> None:
+    fold = f.get("fold")
+    if fold:
+        if out and out[-1].endswith(f"… {fold}"):
+            return  # (the fold's first frame stands for all of them)
+        lvl = f.get("level")
+        out.append(f"  {'#%-3s ' % lvl if lvl is not None else ''}… {fold}")
+        return
+    if f["kind"] == "python":
+        lvl = f.get("native_level")
+        marker = f"#{lvl:<3}" if lvl is not None else "    "
+        out.append(f"  {marker} [py] {pyline(f)}")
+        return
+    where = ""
+    if f.get("file") and f.get("line") is not None:
+        where = f" at {f['file']}:{f['line']}"
+    elif f.get("library"):
+        where = f" from {f['library']}"
+    at = f"{f.get('addr')} in " if addr and f.get("addr") else ""
+    out.append(f"  #{f.get('level'):<3} {at}{clean(f.get('function') or '??')}{clean(where)}")
