@@ -21,6 +21,10 @@ from tuidbg.launch import (
 )
 
 EXIT_USAGE = 2
+# What the completion script offers for an option's value (shtab.FILE and shtab.DIRECTORY, written
+# out: building the parser must not import shtab; tuidbg.completion makes the script).
+FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
+DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
 _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config"}
@@ -48,8 +52,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     g.add_argument("-ex", dest="ex", action="append", default=[], metavar="CMD",
                    help="gdb command to run after gdb starts, before the program runs (repeatable)")
     g.add_argument("-x", dest="x_files", action="append", default=[], metavar="FILE",
-                   help="gdb command file to source at start-up (repeatable)")
-    g.add_argument("--gdb", metavar="PATH", help="the gdb to use (any gdb or cuda-gdb)")
+                   help="gdb command file to source at start-up (repeatable)").complete = FILE
+    g.add_argument("--gdb", metavar="PATH", help="the gdb to use (any gdb or cuda-gdb)").complete = FILE
     g.add_argument("--cuda", action="store_true", help="use cuda-gdb (found on PATH or in /usr/local/cuda/bin)")
     g.add_argument("--nx", action="store_true", help="do not read any gdbinit file")
     g.add_argument("--debuginfod", action="store_true",
@@ -57,7 +61,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     u = p.add_argument_group("interface")
     u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
     u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
-    u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)")
+    u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)").complete = FILE
 
 
 def version_text() -> str:
@@ -122,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         usage="tuidbg run [options] (-- PROGRAM | -m MODULE | script.py) [ARGS ...]",
     )
     _add_common(run)
-    run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets")
-    run.add_argument("--cwd", metavar="DIR", help="working directory of the program")
+    run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets").complete = FILE
+    run.add_argument("--cwd", metavar="DIR", help="working directory of the program").complete = DIRECTORY
     run.add_argument("--no-agent", action="store_true",
                      help="do not load tuidbg's Python agent (no Python breakpoints or stepping)")
     run.add_argument("--break-on-exception", action="store_true",
@@ -148,13 +152,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     core = sub.add_parser("core", help="open a core file", description="Open a core file of EXE post mortem.")
     _add_common(core)
-    core.add_argument("exe", metavar="EXE", help="the executable that dumped core")
-    core.add_argument("corefile", metavar="CORE", help="the core file")
+    core.add_argument("exe", metavar="EXE", help="the executable that dumped core").complete = FILE
+    core.add_argument("corefile", metavar="CORE", help="the core file").complete = FILE
     core.set_defaults(func=cmd_core)
 
     from tuidbg.dump import add_dump_parser  # tuidbg dump PID [--native] [--json]
 
     add_dump_parser(sub)
+    from tuidbg.completion import add_completion_parser  # tuidbg completion bash|zsh
+
+    add_completion_parser(sub, parser)
     return parser
 
 
@@ -216,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-SUBCOMMANDS = ("run", "attach", "core", "dump")
+SUBCOMMANDS = ("run", "attach", "core", "dump", "completion")
 
 
 def hoist_options(argv: list[str]) -> list[str]:
