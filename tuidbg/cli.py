@@ -28,7 +28,7 @@ DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
 _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config"}
-_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception"}
+_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
 
 
 class UIOptions:
@@ -62,6 +62,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
     u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
     u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)").complete = FILE
+
+
+def _add_fresh(p) -> None:
+    p.add_argument("--fresh", action="store_true",
+                   help="start without the breakpoints, watches and layout remembered from the last run of this "
+                   "program in this directory (kept in $XDG_STATE_HOME/tuidbg)")
 
 
 def version_text() -> str:
@@ -126,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         usage="tuidbg run [options] (-- PROGRAM | -m MODULE | script.py) [ARGS ...]",
     )
     _add_common(run)
+    _add_fresh(run)
     run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets").complete = FILE
     run.add_argument("--cwd", metavar="DIR", help="working directory of the program").complete = DIRECTORY
     run.add_argument("--no-agent", action="store_true",
@@ -143,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Quitting detaches and leaves the process running.",
     )
     _add_common(attach)
+    _add_fresh(attach)
     attach.add_argument("pid", nargs="?", metavar="PID", help="process ID")
     attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
     attach.add_argument("--no-agent", action="store_true",
@@ -316,7 +324,18 @@ def cmd_run(args) -> int:
     cfg.break_on_failure = bool(args.break_on_failure)
     if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
         raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
+    _remember(cfg, args)
     return run_ui(cfg, _ui_options(args))
+
+
+def _remember(cfg, args) -> None:
+    """Where this program's breakpoints, watches and layout are remembered (tuidbg.engine.remember)."""
+    from tuidbg.engine import remember
+
+    program = remember.program_identity(cfg)
+    if program is not None:
+        cfg.remember = remember.state_file(os.getcwd(), program)
+        cfg.fresh_state = bool(args.fresh)
 
 
 def cmd_attach(args) -> int:
@@ -343,6 +362,7 @@ def cmd_attach(args) -> int:
     except OSError:
         pass
     cfg.agent = cfg.python_target and not args.no_agent
+    _remember(cfg, args)
     return run_ui(cfg, _ui_options(args))
 
 

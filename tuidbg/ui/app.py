@@ -36,7 +36,7 @@ from tuidbg.engine.python.merge import merged_stack
 from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.ui import bindings
+from tuidbg.ui import bindings, remembered
 from tuidbg.engine import cuda
 from tuidbg.ui.panes.cuda import CudaPane
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
@@ -218,6 +218,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._apply_theme(self._theme_name)
         self.set_keymap(self.keymap_info.keys)
         self._attach_panes(self.session)
+        remembered.restore(self)  # the last run's watches and layout
+        self.set_interval(1.0, lambda: remembered.sync(self))
         self.session.on_state(self._on_engine_state)
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
@@ -357,7 +359,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self.query_one(ThreadsPane).update_state(state, *self._thread_python(state))
                 self._update_locals(state)
                 self.query_one(WatchPane).update_state(state, python=self._python_frame_ref(state))
-            self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
+            self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state),
+                                                         *remembered.pane_extras(self.session))
             self._update_source(state, prev)
         self._notice_transitions(prev, state)
 
@@ -957,6 +960,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @on(BreakpointsPane.Action)
     def _breakpoint_action(self, message: BreakpointsPane.Action) -> None:
         num = message.number
+        if num.startswith("gone"):
+            remembered.forget(self, message.kind, int(num[4:]))
+            return
         b = self.state.breakpoint(num)
         if message.python:
             self._python_breakpoint_action(message.kind, int(num))
@@ -1129,6 +1135,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @work(group="quit", exit_on_error=False)
     async def _close_and_exit(self, how: str) -> None:
         self._quitting = True
+        remembered.sync(self)
         try:
             await asyncio.wait_for(self.session.close(how), 15)
         except Exception as exc:
