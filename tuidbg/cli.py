@@ -27,7 +27,7 @@ FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
-_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config"}
+_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile"}
 _FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
 
 
@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(run)
     _add_fresh(run)
+    run.add_argument("--profile", metavar="NAME",
+                     help="start as profile NAME of .tuidbg.toml (in this folder or one above) says: program, "
+                     "arguments, environment, gdb, breakpoints; options given here win")
     run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets").complete = FILE
     run.add_argument("--cwd", metavar="DIR", help="working directory of the program").complete = DIRECTORY
     run.add_argument("--no-agent", action="store_true",
@@ -266,16 +269,23 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     argv = hoist_options(argv)
     if argv and argv[0] == "run":
-        opts, target, module = split_run_argv(argv[1:])
-        args = parser.parse_args(["run"] + opts)
-        args.target = target
-        args.module = module
+        args = run_args(argv[1:], parser)
     else:
         args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return args.func(args)
+
+
+def run_args(argv: list[str], parser=None):
+    """The parsed arguments of ``tuidbg run ARGV`` (the program's own arguments in ``.target``)."""
+    parser = parser or build_parser()
+    opts, target, module = split_run_argv(argv)
+    args = parser.parse_args(["run"] + opts)
+    args.target = target
+    args.module = module
+    return args
 
 
 def _session_config(args, mode: str):
@@ -305,6 +315,16 @@ def _ui_options(args) -> UIOptions:
 
 
 def cmd_run(args) -> int:
+    return run_ui(run_config(args), _ui_options(args))
+
+
+def run_config(args):
+    """The session configuration of ``tuidbg run`` (a profile applied); UsageError for bad input."""
+    env: dict[str, str] = {}
+    if args.profile:
+        from tuidbg import profiles
+
+        env = profiles.apply(profiles.load(args.profile), args)
     cwd = os.path.abspath(args.cwd) if args.cwd else None
     if cwd and not os.path.isdir(cwd):
         raise UsageError(f"--cwd {args.cwd}: no such directory")
@@ -318,6 +338,7 @@ def cmd_run(args) -> int:
     cfg.program = target.program
     cfg.args = target.args
     cfg.cwd = cwd
+    cfg.program_env.update(env)
     cfg.python_target = target.python
     cfg.agent = target.python and not args.no_agent
     cfg.break_on_exception = bool(args.break_on_exception)
@@ -325,7 +346,7 @@ def cmd_run(args) -> int:
     if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
         raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
     _remember(cfg, args)
-    return run_ui(cfg, _ui_options(args))
+    return cfg
 
 
 def _remember(cfg, args) -> None:
