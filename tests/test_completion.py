@@ -56,6 +56,8 @@ def test_bash_completes_subcommands_and_options(bash_script, tmp_path):
     assert bash_complete(bash_script, ["tuidbg", "ru"]) == ["run"]
     assert set(bash_complete(bash_script, ["tuidbg", ""])) >= {"run", "attach", "core", "dump", "completion"}
     assert bash_complete(bash_script, ["tuidbg", "run", "--cw"]) == ["--cwd"]
+    assert "--profile" in bash_complete(bash_script, ["tuidbg", "run", "--pro"])
+    assert bash_complete(bash_script, ["tuidbg", "attach", "--fr"]) == ["--fresh"]
     assert bash_complete(bash_script, ["tuidbg", "completion", ""]) == ["bash", "zsh"]
 
 
@@ -72,7 +74,7 @@ def test_zsh_script():
     res = tuidbg("completion", "zsh")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("#compdef tuidbg")
-    for word in ("run", "attach", "core", "dump", "--cwd"):
+    for word in ("run", "attach", "core", "dump", "--cwd", "--profile", "--fresh"):
         assert word in res.stdout
     if shutil.which("zsh"):
         chk = subprocess.run(["zsh", "-n"], input=res.stdout, capture_output=True, text=True, timeout=30)

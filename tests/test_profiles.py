@@ -124,3 +124,49 @@ def test_profiles_listing(tmp_path):
     (tmp_path / ".tuidbg.toml").write_text("[profiles.train]\nmodule = 'train'\nargs = ['-x']\n[profiles.eval]\nscript = 'e.py'\n")
     got = profiles.load_all(str(tmp_path / ".tuidbg.toml"))
     assert {n: p.summary() for n, p in got.items()} == {"train": "-m train -x", "eval": "e.py"}
+
+
+@requires_gdb
+@pytest.mark.slow
+@pytest.mark.skipif(PYTHON is None, reason="no /usr/bin/python3.11 and no pyenv 3.12 on this machine")
+async def test_the_command_palette_lists_profiles_and_restarts_with_one(tmp_path, monkeypatch):
+    (tmp_path / "t.py").write_text(SCRIPT)
+    stop = line_of(tmp_path / "t.py", "stop")
+    (tmp_path / ".tuidbg.toml").write_text(textwrap.dedent(f'''\
+        [profiles.plain]
+        script = "t.py"
+        python = "{PYTHON}"
+
+        [profiles.stopping]
+        script = "t.py"
+        args = ["second"]
+        python = "{PYTHON}"
+        env = {{ CUDA_LAUNCH_BLOCKING = "1" }}
+        breakpoints = ["t.py:{stop}"]
+    '''))
+    monkeypatch.chdir(tmp_path)
+    args = cli.run_args(["--profile", "plain", "--nx"])
+    cfg = cli.run_config(args)
+    ui = cli._ui_options(args)
+    ui.profile_config = lambda name: cli._profile_config(name, cfg)
+    from tuidbg import config as tconfig
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.ui.app import TuidbgApp
+
+    app = TuidbgApp(new_session(cfg), keymap=tconfig.load_keymap(None), ui_options=ui)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the plain profile's run to end")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Profile stop")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+
+        def stopped() -> bool:
+            st = app.state
+            return st.process is ProcessState.STOPPED and getattr(st.python.stop, "line", None) == stop
+
+        await until(pilot, stopped, 60, "the stopping profile's breakpoint, after the restart")
+        assert app.session.config.nx  # (kept from the command line)
+        seen = await pyagent.controller(app.session).evaluate("seen")
+        assert seen == repr(("1", None, ["second"], str(tmp_path))), seen
+        await app.session.close()

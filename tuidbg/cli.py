@@ -37,13 +37,15 @@ class UIOptions:
 
     def __init__(self, theme: str | None = None, keymap: str | None = None, config: str | None = None,
                  break_on_exception: bool = False, break_on_failure: bool = False,
-                 messages: list[str] | None = None) -> None:
+                 messages: list[str] | None = None, profile_config=None) -> None:
         self.theme = theme
         self.keymap = keymap
         self.config = config
         self.break_on_exception = break_on_exception
         self.break_on_failure = break_on_failure
         self.messages = messages if messages is not None else []
+        # tuidbg run: NAME -> the session configuration of `tuidbg run --profile NAME` (the palette's profiles)
+        self.profile_config = profile_config
 
 
 
@@ -315,7 +317,17 @@ def _ui_options(args) -> UIOptions:
 
 
 def cmd_run(args) -> int:
-    return run_ui(run_config(args), _ui_options(args))
+    cfg = run_config(args)
+    ui = _ui_options(args)
+    ui.profile_config = lambda name: _profile_config(name, cfg)
+    return run_ui(cfg, ui)
+
+
+def _profile_config(name: str, current):
+    """The configuration of ``tuidbg run --profile NAME``, keeping this session's --nx and --debuginfod."""
+    cfg = run_config(run_args(["--profile", name]))
+    cfg.nx, cfg.debuginfod = current.nx, current.debuginfod
+    return cfg
 
 
 def run_config(args):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.content import Content
@@ -36,7 +36,7 @@ from tuidbg.engine.python.merge import merged_stack
 from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.ui import bindings, remembered
+from tuidbg.ui import bindings, profile_commands, remembered
 from tuidbg.engine import cuda
 from tuidbg.ui.panes.cuda import CudaPane
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
@@ -207,6 +207,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
                     yield OutputPane(id="output")
         yield StatusLine(id="status")
         yield Footer()
+
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        for title, help_text, callback in profile_commands.commands(self):
+            yield SystemCommand(title, help_text, callback)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
@@ -1198,14 +1203,15 @@ class TuidbgApp(App[int], inherit_bindings=False):
         elif choice == "quit":
             self._close_and_exit("auto")
 
-    def restart_session(self) -> None:
+    def restart_session(self, config=None) -> None:
+        """A new gdb: with the same configuration, or ``config`` (a launch profile chosen in the palette)."""
         async def restart() -> None:
             old = self.session
             try:
                 await old.close()
             except Exception:
                 pass
-            new = old.renew()
+            new = old.renew(config)
             self.session = new
             self._attach_panes(new)
             new.on_state(self._on_engine_state)
@@ -1217,8 +1223,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if old.config.mode in ("attach", "core"):
                 await new.launch()
             self._apply_state(new.state)
-            if old.config.mode == "run":
-                self.query_one(OutputPane).note(f"── starting {old.config.describe()}")
+            if new.config.mode == "run":
+                self.query_one(OutputPane).note(f"── starting {new.config.describe()}")
                 await new.launch()
 
         self._run(restart, "restart session", group="session")
