@@ -10,6 +10,7 @@ import shutil
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
+from tmux_term import Tmux
 from ui_helpers import make_app, until
 
 from tuidbg.engine import pyagent, remember
@@ -188,3 +189,32 @@ async def test_an_unreadable_state_file_is_one_line_then_a_clean_start(tmp_path,
         await until(pilot, lambda: state.read_text().startswith("{\n"), 10, "a good file written over it")
         assert json.loads(state.read_text())["breakpoints"][0]["location"] == "main"
         await app.session.close()
+
+
+@requires_gdb
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
+def test_the_next_tuidbg_run_of_the_same_program_stops_at_the_remembered_breakpoint(threads_prog, tmp_path):
+    """Through the real command line in a real terminal: run 1 sets a breakpoint with -ex and quits;
+    run 2, without it, stops there; run 3 with --fresh runs to the end (threads.c exits with code 7)."""
+    import sys
+
+    def run(*opts: str, expect: str) -> str:
+        tmux = Tmux(tmp_path)  # (a terminal of its own for each run)
+        tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", *opts, "--", str(threads_prog)], width=120, height=30)
+        screen = tmux.wait_for(expect, 60)
+        tmux.keys("q")
+        try:
+            if expect != "program exited":  # a program still there: q asks, Enter kills it (the default)
+                tmux.wait_for("Quit tuidbg?")
+                tmux.keys("Enter")
+            tmux.wait_for("TUIDBG_EXIT=0")
+        finally:
+            tmux.kill()
+        return screen
+
+    run("-ex", "break middle", expect="stopped: breakpoint")
+    files = os.listdir(tmp_path / "xdg-state" / "tuidbg")  # (conftest points XDG_STATE_HOME there)
+    assert len(files) == 1 and files[0].endswith(".json")
+    screen = run(expect="stopped: breakpoint")
+    assert "middle" in screen
+    run("--fresh", expect="program exited")

@@ -138,12 +138,24 @@ def save(path: str, data: dict[str, Any]) -> None:
         raise
 
 
+_read: dict[str, tuple[tuple[int, int], list[str]]] = {}  # path -> ((mtime_ns, size), lines): saving runs at every state change
+
+
 def _lines(path: str) -> list[str] | None:
     try:
+        st = os.stat(path)
+        key = (st.st_mtime_ns, st.st_size)
+        hit = _read.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
+            lines = f.read().splitlines()
     except OSError:
         return None
+    if len(_read) > 256:
+        _read.clear()
+    _read[path] = (key, lines)
+    return lines
 
 
 def line_text(path: str, line: int) -> str | None:
