@@ -218,3 +218,58 @@ def test_the_next_tuidbg_run_of_the_same_program_stops_at_the_remembered_breakpo
     screen = run(expect="stopped: breakpoint")
     assert "middle" in screen
     run("--fresh", expect="program exited")
+
+
+@requires_gdb
+@needs_python
+@pytest.mark.slow
+async def test_attach_puts_the_remembered_python_breakpoint_back(tmp_path):
+    """attach 1 sets a Python breakpoint whose condition is false for now, then detaches; attach 2 to
+    the same program (the same script, run again) gets it back, and it stops once the condition holds."""
+    import subprocess
+
+    forever = PROGRAMS / "py" / "agent_forever.py"
+    body = line_of(forever, "tick_ret")
+    flag = tmp_path / "go"
+    state = str(tmp_path / "state.json")
+    cond = f"__import__('os').path.exists({str(flag)!r})"
+
+    def start():
+        proc = subprocess.Popen([str(PYTHON), str(forever), str(tmp_path / "counter")], stdout=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+        assert proc.stdout.readline().strip() == b"ready"
+        return proc
+
+    cfg = dict(mode="attach", agent=True, python_target=True, remember=state)
+    proc = start()
+    try:
+        app = make_app(pid=proc.pid, **cfg)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.process is ProcessState.STOPPED, 30, "attached")
+            ag = pyagent.controller(app.session)
+            await ag.add_breakpoint(str(forever), body, condition=cond)
+            await until(pilot, lambda: os.path.exists(state) and cond in open(state).read(), 10, "the state saved")
+            await app.session.close()  # (attach: detaches)
+    finally:
+        proc.kill()
+        proc.wait(30)
+    flag.write_text("")
+    proc = start()
+    try:
+        app = make_app(pid=proc.pid, **cfg)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.process is ProcessState.STOPPED, 30, "attached")
+            assert [(b.line, b.condition) for b in app.state.python_breakpoints] == [(body, cond)]
+            ag = pyagent.controller(app.session)
+            # (c before the agent's load is queued would make gdb refuse it: "Selected thread is running")
+            await until(pilot, lambda: (ag.info.message or "").startswith("the agent starts"), 30, "the agent's load queued")
+            await pilot.press("c")  # the agent loads as the program runs on; the breakpoint is in its table
+
+            def at_bp() -> bool:
+                return app.state.process is ProcessState.STOPPED and getattr(app.state.python.stop, "line", None) == body
+
+            await until(pilot, at_bp, 60, "the remembered breakpoint's stop")
+            await app.session.close()
+    finally:
+        proc.kill()
+        proc.wait(30)
