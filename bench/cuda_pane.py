@@ -58,6 +58,7 @@ from tuidbg.engine import cuda, mi  # noqa: E402
 from tuidbg.engine.cuda import CudaExtension, Dim3, ThreadRanges  # noqa: E402
 from tuidbg.engine.debugger import new_session
 from tuidbg.engine.session import DebugSession, SessionConfig  # noqa: E402
+from tuidbg.ui.bridge import SessionBridge  # noqa: E402
 from tuidbg.ui.panes.cuda import CudaPane  # noqa: E402
 
 REPLAY = REPO / "tests" / "data" / "cuda-replay"
@@ -142,7 +143,7 @@ class PaneApp(App):
 
     def compose(self):
         pane = CudaPane(id="cuda")
-        pane.session = self.session
+        pane.source = SessionBridge(self.session)
         yield pane
 
     def on_mount(self) -> None:

@@ -58,3 +58,23 @@ def test_the_engine_importing_textual_breaks_a_contract(tmp_path):
     _add_import(root / "tuidbg/engine/records.py", "import textual  # noqa")
     res = _lint(root)
     assert res.returncode != 0 and "never import Textual" in res.stdout.replace("\n", " "), res.stdout
+
+
+def test_panes_hold_no_session():
+    """Panes read on demand through the door they declare (a Protocol the app's SessionBridge
+    provides), never through the session: no pane module touches a ``.session`` attribute."""
+    import ast
+
+    found = []
+    for path in sorted((REPO / "tuidbg/ui/panes").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "session":
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert found == []
+
+
+def test_a_pane_that_imports_the_bridge_breaks_a_contract(tmp_path):
+    root = _copy(tmp_path)
+    _add_import(root / "tuidbg/ui/panes/variables.py", "from tuidbg.ui.bridge import SessionBridge  # noqa")
+    res = _lint(root)
+    assert res.returncode != 0 and "panes never import the session BROKEN" in res.stdout.replace("\n", " "), res.stdout

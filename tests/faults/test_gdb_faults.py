@@ -81,6 +81,28 @@ async def test_close_with_a_hung_gdb_releases_the_target_without_it(victim, make
     assert answers(victim, "cold 1"), f"the victim did not survive (exit {victim.poll()})"
 
 
+async def test_close_with_a_hung_gdb_while_the_target_sits_at_a_breakpoint(victim, make_session):
+    """The worst moment for gdb to hang: a thread of the attached program has run into gdb's int3 and
+    waits in its trap stop, the SIGTRAP still pending for it. Killing gdb then would deliver that
+    SIGTRAP (the kernel restarts a tracee with the signal it stopped for) and end the program; the
+    session must get gdb to let go of it properly instead, and the program must run on."""
+    s = await _attach_running_with_breakpoint(victim, make_session)
+    gdb = s._gdb_pid()
+    os.kill(victim.pid, signal.SIGUSR1)  # the victim calls cold(): gdb stops it at the breakpoint
+    while True:
+        st = await wait_stopped(s)
+        if st.stop is not None and st.stop.reason == "breakpoint-hit":
+            break
+        await s.cont()  # (gdb stops for SIGUSR1 first, and passes it on)
+    assert proc(victim.pid).state == "t"
+    hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
+    await asyncio.sleep(0.3)
+    await asyncio.wait_for(s.close(polite=2), 30)
+    hang.cancel()
+    assert_clean({gdb}, (victim.pid,))
+    assert answers(victim, "cold 2"), f"the victim did not survive (exit {victim.poll()})"
+
+
 async def test_close_with_a_hung_gdb_in_run_mode_ends_the_program(make_session, victim_prog):
     s = await make_session(mode="run", program=str(victim_prog))
     await s.break_insert(function="cold")

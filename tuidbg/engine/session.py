@@ -1,12 +1,13 @@
 """DebugSession: one gdb (or cuda-gdb), the program it debugs, and the operations on them.
 
 The session owns the MI client, the program's pseudo-terminal and the current
-``DebuggerState``. Async records go through the pure reducer; after each
-``*stopped`` the session refreshes threads, a bounded list of frames and the
-locals of the selected frame, stamped with the stop's generation so that a
-stale reply never overwrites a newer stop. Listeners get every new state, the
-program's output and gdb's console output; they are plain callables, so the
-engine knows nothing of the UI.
+``DebuggerState``: it starts gdb and loads the program, turns async records into
+new states through the pure reducer (``tuidbg.engine.state``), watches gdb's
+health, and closes (or, without gdb, abandons) the session leaving nothing
+behind. The MI commands themselves are families of mixins in
+``tuidbg.engine.commands`` (run control, stack and refresh, breakpoints, data).
+Listeners get every new state, the program's output and gdb's console output;
+they are plain callables, so the engine knows nothing of the UI.
 """
 
 from __future__ import annotations
@@ -16,117 +17,40 @@ import logging
 import os
 import re
 import shlex
-import signal
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from tuidbg.engine import mi, rescue
 from tuidbg.engine.client import MIClient, Result
+from tuidbg.engine.commands.base import CMD_TIMEOUT, START_TIMEOUT, RefreshStage
+from tuidbg.engine.commands.breakpoints import BreakpointCommands
+from tuidbg.engine.commands.data import DataCommands
+from tuidbg.engine.commands.run import RunControl
+from tuidbg.engine.commands.stack import StackCommands
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
-from tuidbg.engine.records import CHILDREN_PAGE, VarObj
-from tuidbg.engine.state import (
-    Breakpoint,
-    DebuggerState,
-    Frame,
-    ProcessState,
-    Thread,
-    Variable,
-    apply_refresh,
-    gdb_gone,
-    reduce,
-    set_breakpoints,
-)
+from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
+from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 from tuidbg.procread.proc import ptrace_scope, tracer_of
 
 log = logging.getLogger("tuidbg.engine")
 
-FRAME_PAGE = 64  # frames fetched per request
-START_TIMEOUT = 600.0  # loading a large executable's symbols can take minutes
-CMD_TIMEOUT = 30.0
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
-
-
-@dataclass
-class SessionConfig:
-    """What to debug and how. Built by the CLI; every field has a plain meaning."""
-
-    mode: str = "none"  # "run", "attach", "core" or "none" (gdb only)
-    program: str | None = None  # executable (for Python targets: the interpreter)
-    args: list[str] = field(default_factory=list)
-    pid: int | None = None
-    core: str | None = None
-    gdb: str = "gdb"
-    cuda: bool = False
-    ex: list[str] = field(default_factory=list)
-    x_files: list[str] = field(default_factory=list)
-    nx: bool = False
-    debuginfod: bool = False
-    cwd: str | None = None
-    python_target: bool = False
-    program_env: dict[str, str] = field(default_factory=dict)
-    load_gdbext: bool = True
-    agent: bool = False  # load tuidbg's in-process Python agent (Python breakpoints, stepping)
-    break_on_exception: bool = False  # the agent stops on uncaught Python exceptions
-    break_on_failure: bool = False  # the agent stops at a failing pytest test
-    remember: str | None = None  # the file of remembered breakpoints (engine.remember); None: none
-    fresh_state: bool = False  # --fresh: do not put the remembered ones back
-
-    def describe(self) -> str:
-        if self.mode == "attach":
-            return f"process {self.pid}"
-        if self.mode == "core":
-            return f"{self.program} with core {self.core}"
-        if self.program:
-            return " ".join([os.path.basename(self.program)] + [shlex.quote(a) for a in self.args])
-        return "gdb"
-
-
-@dataclass(frozen=True)
-class GdbInfo:
-    banner: str = ""
-    version: tuple[int, ...] = ()
-    is_cuda: bool = False
-    cuda_version: tuple[int, ...] = ()
-    features: frozenset[str] = frozenset()
-
-    @property
-    def has_python(self) -> bool:
-        return "python" in self.features
-
-    @property
-    def version_text(self) -> str:
-        return ".".join(str(v) for v in self.version) or "unknown"
-
-
-def parse_banner(text: str) -> GdbInfo:
-    """Version facts from ``-gdb-version`` / ``gdb --version`` text."""
-    is_cuda = "NVIDIA" in text or "cuda-gdb" in text.lower()
-    version: tuple[int, ...] = ()
-    m = re.search(r"GNU gdb[^\n]*?(\d+)\.(\d+)", text) or re.search(r"Based on GNU gdb (\d+)\.(\d+)", text)
-    if m:
-        version = (int(m.group(1)), int(m.group(2)))
-    cuda_version: tuple[int, ...] = ()
-    if is_cuda:
-        cm = re.search(r"(?:CUDA Toolkit |cuda-gdb |^)(\d+)\.(\d+) release", text, re.M) or re.search(
-            r"cuda-gdb (\d+)\.(\d+)", text
-        )
-        if cm:
-            cuda_version = (int(cm.group(1)), int(cm.group(2)))
-    return GdbInfo(banner=text.strip(), version=version, is_cuda=is_cuda, cuda_version=cuda_version)
 
 
 StateListener = Callable[[DebuggerState], None]
 OutputListener = Callable[[bytes], None]
 ConsoleListener = Callable[[mi.MIRecord], None]
-RefreshStage = Callable[["DebugSession", int], Awaitable[None]]
 
 
-class DebugSession:
+class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
+    """One gdb and the program it debugs: gdb's life (start-up, records, health, close) here, the MI
+    command families in ``tuidbg.engine.commands``."""
+
     def __init__(self, config: SessionConfig, transport: Transport | None = None,
                  extensions: ExtensionFactory | None = None) -> None:
         """``extensions`` makes the parts that plug into this session (``tuidbg.engine.debugger``
@@ -352,7 +276,7 @@ class DebugSession:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=text + "\n"))
             return
         try:
-            res = await self.console(command, timeout=START_TIMEOUT)
+            await self.console(command, timeout=START_TIMEOUT)
         except MIError as exc:
             self.startup_messages.append(f"{command}: {exc.message}")
             self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc.message}\n"))
@@ -509,141 +433,6 @@ class DebugSession:
             return []
         return [str(m) for m in mi.as_list(res.get("matches"))]
 
-    # -- execution --------------------------------------------------------------------------
-
-    def thread_options(self, frame: int | None = None) -> str:
-        """``--thread N [--frame F] `` for the selected thread, or nothing under a CUDA device focus."""
-        return self._thread_opt(frame=frame)
-
-    def _thread_opt(self, thread: str | None = None, frame: int | None = None) -> str:
-        if self._state.device_focus is not None:
-            return ""  # --thread would drop cuda-gdb's focus on the device
-        parts = []
-        tid = thread or self._state.selected_thread
-        if tid:
-            parts.append(f"--thread {tid}")
-            if frame is not None:
-                parts.append(f"--frame {frame}")
-        return " ".join(parts) + (" " if parts else "")
-
-    def _require_stopped(self, what: str) -> None:
-        st = self._state.process
-        if st is ProcessState.RUNNING:
-            raise EngineError(f"cannot {what}: the program is running (interrupt it first)")
-        if st is not ProcessState.STOPPED:
-            raise EngineError(f"cannot {what}: {self.process_description()}")
-
-    def process_description(self) -> str:
-        st = self._state
-        if st.process is ProcessState.NOT_STARTED:
-            return "the program is not running"
-        if st.process is ProcessState.EXITED:
-            return f"the program {st.exit_description or 'exited'}"
-        if st.process is ProcessState.DETACHED:
-            return "detached from the process"
-        if st.process is ProcessState.GDB_EXITED:
-            return f"gdb is not running ({st.gdb_exit})"
-        return st.process.value
-
-    async def run(self) -> None:
-        """(Re)start the program from the beginning."""
-        if self.config.mode == "attach":
-            raise EngineError("cannot restart an attached process")
-        if self.config.mode == "core":
-            raise EngineError("a core file cannot run")
-        if self.tty is not None:
-            self.tty.drain()
-        for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
-            await ext.before_run(self)
-        await self.cmd("-exec-run", timeout=START_TIMEOUT)
-
-    async def cont(self) -> None:
-        self._require_stopped("continue")
-        await self.cmd("-exec-continue")
-
-    async def next(self) -> None:
-        self._require_stopped("step over")
-        await self.cmd(f"-exec-next {self._thread_opt()}".rstrip())
-
-    async def step(self) -> None:
-        self._require_stopped("step into")
-        await self.cmd(f"-exec-step {self._thread_opt()}".rstrip())
-
-    async def finish(self) -> None:
-        self._require_stopped("finish")
-        st = self._state
-        try:
-            await self.cmd(f"-exec-finish {self._thread_opt(frame=st.selected_frame)}".rstrip())
-        except MIError as exc:
-            if "outermost" in exc.message:
-                raise EngineError('"finish" is not meaningful in the outermost frame') from exc
-            raise
-
-    async def until(self, location: str | None = None) -> None:
-        self._require_stopped("run until")
-        cmd = f"-exec-until {self._thread_opt()}".rstrip()
-        if location:
-            cmd += " " + location
-        await self.cmd(cmd)
-
-    async def run_to(self, fullname: str, line: int) -> None:
-        """Continue to a source line (a temporary breakpoint there, then continue)."""
-        self._require_stopped("run to a line")
-        await self.cmd(f"-break-insert -t --source {mi.quote(fullname)} --line {int(line)}")
-        await self.cmd("-exec-continue")
-
-    async def interrupt(self) -> None:
-        """Stop the running program: -exec-interrupt, or SIGINT to the program if that fails."""
-        if self._state.process is not ProcessState.RUNNING:
-            return
-        if self.mi_async:
-            try:
-                await self.cmd("-exec-interrupt", timeout=5)
-            except Timeout:
-                # gdb does not answer: a SIGINT to the program would wait in gdb's hands, and reach the
-                # program (and end it) once gdb is gone. The watchdog tells the user; nothing more here.
-                raise EngineError("gdb did not answer the interrupt (see the status line)") from None
-            except MIError as exc:
-                log.info("-exec-interrupt failed (%s); sending SIGINT", exc)
-            else:
-                try:
-                    await asyncio.wait_for(self._wait_not_running(), 2.0)
-                    return
-                except asyncio.TimeoutError:
-                    pass
-        self._sigint_program()
-
-    async def _wait_not_running(self) -> None:
-        while self._state.process is ProcessState.RUNNING:
-            await asyncio.sleep(0.02)
-
-    def _sigint_program(self) -> None:
-        pid = self._state.pid or self.config.pid
-        if pid:
-            try:
-                os.kill(pid, signal.SIGINT)
-                return
-            except ProcessLookupError:
-                pass
-        if self._transport is not None:
-            self._transport.send_signal(signal.SIGINT)
-
-    async def kill(self) -> None:
-        if self._state.has_process:
-            if self._state.process is ProcessState.RUNNING:
-                await self.interrupt()
-            await self.console("kill")
-            self.set_state(self._state.evolve(process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(), locals=()))
-
-    async def detach(self) -> None:
-        if not self._state.has_process:
-            return
-        if self._state.process is ProcessState.RUNNING:
-            await self.interrupt()
-        await self.cmd("-target-detach")
-        self._detached = True
-        self.set_state(self._state.evolve(process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))
-
     def _resolve_how(self, how: str) -> str:
         if how == "auto":
             return "detach" if self.config.mode == "attach" else "kill"
@@ -733,279 +522,6 @@ class DebugSession:
     def write_program_input(self, data: bytes) -> None:
         if self.tty is not None:
             self.tty.write(data)
-
-    # -- refresh after a stop ------------------------------------------------------------------
-
-    def _start_refresh(self, generation: int) -> None:
-        if self._refresh_task is not None and not self._refresh_task.done():
-            self._refresh_task.cancel()
-        self._refresh_task = asyncio.ensure_future(self._refresh(generation))
-
-    async def wait_refreshed(self, timeout: float = 30.0) -> DebuggerState:
-        """Wait until the refresh for the current stop is done (tests, benchmarks, dump)."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            task = self._refresh_task
-            if task is not None and not task.done():
-                remaining = deadline - asyncio.get_running_loop().time()
-                if remaining <= 0:
-                    raise Timeout("refresh", timeout)
-                try:
-                    await asyncio.wait_for(asyncio.shield(task), remaining)
-                except asyncio.CancelledError:
-                    if task is self._refresh_task:
-                        raise
-                continue
-            return self._state
-
-    async def _refresh(self, generation: int) -> None:
-        try:
-            st = self._state
-            tid = st.selected_thread
-            # The three queries go out together (gdb answers them in order) and the
-            # state changes once, so the UI repaints once per stop, not three times.
-            if tid:
-                threads, (frames, more), locs = await asyncio.gather(
-                    self.fetch_threads(), self.fetch_frames(tid, 0, FRAME_PAGE), self.fetch_locals(tid, 0)
-                )
-                self.set_state(
-                    apply_refresh(
-                        self._state, generation, threads=threads, frames=frames, frames_thread=tid,
-                        more_frames=more, locals_=locs, locals_key=(tid, 0), done=True,
-                    )
-                )
-            else:
-                threads = await self.fetch_threads()
-                self.set_state(apply_refresh(self._state, generation, threads=threads, done=True))
-            for stage in list(self.refresh_stages):
-                if self._state.generation != generation:
-                    return
-                try:
-                    await stage(self, generation)
-                except (MIError, Timeout) as exc:
-                    log.info("refresh stage failed: %s", exc)
-        except asyncio.CancelledError:
-            pass
-        except GdbExited:
-            pass
-        except (MIError, Timeout) as exc:
-            log.info("refresh failed: %s", exc)
-            self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
-
-    async def fetch_threads(self) -> tuple[Thread, ...]:
-        res = await self.cmd("-thread-info")
-        threads = tuple(Thread.from_mi(t) for t in mi.as_list(res.get("threads")) if isinstance(t, dict))
-        return threads
-
-    async def fetch_frames(self, tid: str, low: int, count: int) -> tuple[tuple[Frame, ...], bool]:
-        """Frames low..low+count-1 of a thread, and whether there are more beyond."""
-        high = low + count  # one extra tells whether more exist
-        opt = self._thread_opt(tid) if tid else ""
-        try:
-            res = await self.cmd(f"-stack-list-frames {opt}{low} {high}")
-        except MIError as exc:
-            if "Not enough frames" in exc.message:
-                return (), False
-            raise
-        frames = tuple(
-            f for f in (Frame.from_mi(x, i + low) for i, x in enumerate(mi.as_list(res.get("stack")))) if f is not None
-        )
-        more = len(frames) > count
-        return frames[:count], more
-
-    async def load_more_frames(self) -> None:
-        """Extend the selected thread's frame list by one page (the "load more" row)."""
-        st = self._state
-        if not st.is_stopped or not st.frames_thread or not st.more_frames:
-            return
-        gen = st.generation
-        low = len(st.frames)
-        frames, more = await self.fetch_frames(st.frames_thread, low, FRAME_PAGE)
-        cur = self._state
-        if cur.generation == gen and cur.frames_thread == st.frames_thread and len(cur.frames) == low:
-            self.set_state(apply_refresh(cur, gen, frames=cur.frames + frames, frames_thread=st.frames_thread, more_frames=more))
-
-    async def fetch_locals(self, tid: str, frame: int) -> tuple[Variable, ...]:
-        res = await self.cmd(
-            f"-stack-list-variables {self._thread_opt(tid, frame)}--skip-unavailable --simple-values", check=False
-        )
-        if res.cls != "done":
-            return ()
-        out = []
-        new_prev: dict[tuple[str, str], str] = {}
-        for v in mi.as_list(res.get("variables")):
-            if not isinstance(v, dict):
-                continue
-            name = str(v.get("name", ""))
-            value = v.get("value")
-            key = (f"{tid}/{frame}", name)
-            changed = value is not None and key in self._prev_values and self._prev_values[key] != value
-            if value is not None:
-                new_prev[key] = value
-            out.append(Variable(name=name, value=value, type=v.get("type"), is_arg=v.get("arg") == "1", changed=changed))
-        self._prev_values = {k: v for k, v in self._prev_values.items() if k[0] != f"{tid}/{frame}"}
-        self._prev_values.update(new_prev)
-        return tuple(out)
-
-    async def select_thread(self, tid: str) -> None:
-        st = self._state
-        if not st.is_stopped:
-            raise EngineError(f"cannot select a thread: {self.process_description()}")
-        gen = st.generation
-        self.set_state(st.evolve(selected_thread=tid, selected_frame=0))
-        if st.device_focus is None:
-            await self.cmd(f"-thread-select {tid}", check=False)
-        frames, more = await self.fetch_frames(tid, 0, FRAME_PAGE)
-        self.set_state(apply_refresh(self._state, gen, frames=frames, frames_thread=tid, more_frames=more))
-        locs = await self.fetch_locals(tid, 0)
-        self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
-        for stage in self.refresh_stages:
-            if getattr(stage, "on_select", False):
-                await stage(self, gen)
-
-    async def select_frame(self, level: int) -> None:
-        st = self._state
-        if not st.is_stopped:
-            raise EngineError(f"cannot select a frame: {self.process_description()}")
-        gen = st.generation
-        tid = st.selected_thread or st.current_thread
-        self.set_state(st.evolve(selected_frame=level))
-        await self.cmd(f"-stack-select-frame {self._thread_opt(tid)}{int(level)}", check=False)
-        if tid:
-            locs = await self.fetch_locals(tid, level)
-            self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, level)))
-
-    # -- breakpoints --------------------------------------------------------------------------
-
-    async def break_insert(
-        self,
-        location: str | None = None,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        function: str | None = None,
-        address: str | int | None = None,
-        condition: str | None = None,
-        temporary: bool = False,
-        pending: bool = True,
-        enabled: bool = True,
-        thread: str | None = None,
-        ignore_count: int = 0,
-    ) -> Breakpoint:
-        """Insert a breakpoint at file:line, a function, an address, or a gdb location string.
-
-        Pending (on a library not loaded yet) unless pending=False.
-        """
-        parts = ["-break-insert"]
-        if temporary:
-            parts.append("-t")
-        if pending:
-            parts.append("-f")
-        if not enabled:
-            parts.append("-d")
-        if condition:
-            parts += ["-c", mi.quote(condition)]
-        if ignore_count:
-            parts += ["-i", str(int(ignore_count))]
-        if thread:
-            parts += ["-p", str(thread)]
-        if file is not None and line is not None:
-            parts += ["--source", mi.quote(file), "--line", str(int(line))]
-        elif function is not None:
-            parts += ["--function", mi.quote(function)]
-        elif address is not None:
-            addr = hex(address) if isinstance(address, int) else str(address)
-            parts.append(mi.quote("*" + addr.lstrip("*")))
-        elif location:
-            parts.append(mi.quote(location))
-        else:
-            raise ValueError("break_insert needs a location")
-        res = await self.cmd(" ".join(parts))
-        bkpt = res.get("bkpt")
-        bp = Breakpoint.from_mi(bkpt) if isinstance(bkpt, dict) else None
-        await self.refresh_breakpoints()
-        if bp is None:
-            raise MIError("gdb did not return the breakpoint", " ".join(parts))
-        return self._state.breakpoint(bp.number) or bp
-
-    async def refresh_breakpoints(self) -> None:
-        res = await self.cmd("-break-list")
-        table = res.get("BreakpointTable") or {}
-        body = mi.as_list(table.get("body")) if isinstance(table, dict) else []
-        bps = [Breakpoint.from_mi(b) for b in body if isinstance(b, dict)]
-        self.set_state(set_breakpoints(self._state, bps))
-
-    async def break_delete(self, number: str) -> None:
-        await self.cmd(f"-break-delete {number}")
-        await self.refresh_breakpoints()
-
-    async def break_enable(self, number: str, enabled: bool = True) -> None:
-        await self.cmd(f"-break-{'enable' if enabled else 'disable'} {number}")
-        await self.refresh_breakpoints()
-
-    async def break_condition(self, number: str, condition: str | None) -> None:
-        if condition:
-            await self.cmd(f"-break-condition {number} {condition}")
-        else:
-            await self.cmd(f"-break-condition {number}")
-        await self.refresh_breakpoints()
-
-    async def toggle_breakpoint_at(self, fullname: str, line: int) -> Breakpoint | None:
-        """Delete the breakpoints on a source line, or insert one there. Returns the new one."""
-        existing = [
-            b for b in self._state.breakpoints if not b.internal and (fullname, line) in b.source_lines()
-        ]
-        if existing:
-            for b in existing:
-                await self.cmd(f"-break-delete {b.number.split('.')[0]}", check=False)
-            await self.refresh_breakpoints()
-            return None
-        return await self.break_insert(file=fullname, line=line)
-
-    # -- data ---------------------------------------------------------------------------------
-
-    async def evaluate(self, expression: str, thread: str | None = None, frame: int | None = None) -> str:
-        st = self._state
-        if st.is_stopped:
-            opt = self._thread_opt(thread or st.selected_thread, st.selected_frame if frame is None else frame)
-        else:
-            opt = ""
-        res = await self.cmd(f"-data-evaluate-expression {opt}{mi.quote(expression)}")
-        return str(res.get("value", ""))
-
-    async def var_create(self, expression: str, thread: str | None = None, frame: int | None = None, floating: bool = False) -> VarObj:
-        st = self._state
-        opt = ""
-        if st.is_stopped and not floating:
-            opt = self._thread_opt(thread or st.selected_thread, st.selected_frame if frame is None else frame)
-        where = "@" if floating else "*"
-        res = await self.cmd(f"-var-create {opt}- {where} {mi.quote(expression)}")
-        return VarObj.from_mi(res.payload, expression)
-
-    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE) -> tuple[list[VarObj], bool]:
-        """Children start..start+count-1 of a var object, and whether there are more."""
-        res = await self.cmd(f"-var-list-children --all-values {name} {int(start)} {int(start + count)}")
-        kids = [VarObj.from_mi(c) for c in mi.as_list(res.get("children")) if isinstance(c, dict)]
-        more = res.get("has_more") == "1"
-        numchild = mi.to_int(res.get("numchild"), 0) or 0
-        if not more and numchild > start + count:
-            more = True
-        return kids, more
-
-    async def var_update(self, name: str = "*") -> list[dict]:
-        res = await self.cmd(f"-var-update --all-values {name}", check=False)
-        return [c for c in mi.as_list(res.get("changelist")) if isinstance(c, dict)]
-
-    async def var_delete(self, name: str) -> None:
-        await self.cmd(f"-var-delete {name}", check=False)
-
-    async def read_memory(self, address: int, count: int) -> bytes:
-        res = await self.cmd(f"-data-read-memory-bytes {address:#x} {int(count)}")
-        out = bytearray()
-        for block in mi.as_list(res.get("memory")):
-            out += bytes.fromhex(str(block.get("contents", "")))
-        return bytes(out)
-
 
 def shell_quote(arg: str) -> str:
     """Quote a program argument for gdb's start-up shell (gdb runs the program through /bin/sh)."""

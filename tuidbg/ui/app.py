@@ -38,6 +38,7 @@ from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, profile_commands, remembered
 from tuidbg.engine import cuda
+from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.panes.cuda import CudaPane
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
@@ -236,10 +237,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._start_session()
 
     def _attach_panes(self, session: DebugSession) -> None:
+        bridge = SessionBridge(session)  # the panes' one door to this session
         for w in self.query(VariablesTree):
-            w.session = session
+            w.source = bridge
         for p in self.query(CudaPane):
-            p.session = session
+            p.source = bridge
         self.query_one(WatchPane).python_eval = self._python_watch
         self._cuda_tab: bool | None = None
         ag = pyagent.controller(session)

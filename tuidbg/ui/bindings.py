@@ -6,7 +6,7 @@ binding's key from it. ``keymaps/*.toml`` then replace keys by id through
 ``App.set_keymap``; an id a keymap leaves out keeps its default key.
 
 The panes' and dialogs' ``BINDINGS`` still spell their keys;
-tests/test_keymaps_themes.py holds them equal to the file's (building them
+tests/ui/test_keymaps_themes.py holds them equal to the file's (building them
 with :func:`binding` would write them once too).
 """
 

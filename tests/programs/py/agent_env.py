@@ -1,4 +1,4 @@
-"""Prints what a program started by `tuidbg run` sees of its environment (tests/test_agent.py)."""
+"""Prints what a program started by `tuidbg run` sees of its environment (tests/agent/test_agent.py)."""
 import os
 import sys
 

@@ -1,4 +1,4 @@
-"""Exceptions raised and caught, and one nobody catches (tests/test_agent.py)."""
+"""Exceptions raised and caught, and one nobody catches (tests/agent/test_agent.py)."""
 import sys
 
 

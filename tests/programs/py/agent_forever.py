@@ -1,4 +1,4 @@
-"""Runs until killed, counting in a file; the target of the attach tests (tests/test_agent.py)."""
+"""Runs until killed, counting in a file; the target of the attach tests (tests/agent/test_agent.py)."""
 import sys
 import time
 

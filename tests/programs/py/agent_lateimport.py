@@ -1,4 +1,4 @@
-"""Imports a module only after a while (tests/test_agent.py: breakpoints kept until the file is loaded)."""
+"""Imports a module only after a while (tests/agent/test_agent.py: breakpoints kept until the file is loaded)."""
 import importlib
 import sys
 import time

@@ -1,4 +1,4 @@
-"""Python calling C: ctypes on libfoo.so and a small extension module (tests/test_agent.py)."""
+"""Python calling C: ctypes on libfoo.so and a small extension module (tests/agent/test_agent.py)."""
 import ctypes
 import sys
 

@@ -1,4 +1,4 @@
-"""tuidbg.breakpoint() and breakpoint() in a program (tests/test_agent.py)."""
+"""tuidbg.breakpoint() and breakpoint() in a program (tests/agent/test_agent.py)."""
 import sys
 
 import tuidbg

@@ -1,4 +1,4 @@
-"""Python breakpoints and stepping across three functions (tests/test_agent.py)."""
+"""Python breakpoints and stepping across three functions (tests/agent/test_agent.py)."""
 
 
 def c(n):

@@ -1,4 +1,4 @@
-/* A tiny extension module for "step into native" (tests/test_agent.py builds it per interpreter). */
+/* A tiny extension module for "step into native" (tests/agent/test_agent.py builds it per interpreter). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 

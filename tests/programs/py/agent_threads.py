@@ -1,4 +1,4 @@
-"""A breakpoint on a second thread while the main thread runs the same code (tests/test_agent.py)."""
+"""A breakpoint on a second thread while the main thread runs the same code (tests/agent/test_agent.py)."""
 import threading
 
 

@@ -1,4 +1,4 @@
-"""A SIGTRAP break-in, then Python steps from that native stop (tests/test_agent.py)."""
+"""A SIGTRAP break-in, then Python steps from that native stop (tests/agent/test_agent.py)."""
 import os
 import signal
 

@@ -218,24 +218,17 @@ class CudaFocus:
             return (self.kernel, self.block, self.thread) == (other.kernel, other.block, other.thread)
         return self.has_physical and other.has_physical and self.same_warp(other) and self.lane == other.lane
 
+    def _coords(self, names: tuple[str, ...]) -> list[str]:
+        return [f"{n} {getattr(self, n)}" for n in names if getattr(self, n) is not None]
+
     @property
     def label(self) -> str:
-        parts = []
-        if self.kernel is not None:
-            parts.append(f"kernel {self.kernel}")
-        if self.block is not None:
-            parts.append(f"block {self.block}")
-        if self.thread is not None:
-            parts.append(f"thread {self.thread}")
-        if self.device is not None:
-            parts.append(f"device {self.device}")
-        if self.sm is not None:
-            parts.append(f"sm {self.sm}")
-        if self.warp is not None:
-            parts.append(f"warp {self.warp}")
-        if self.lane is not None:
-            parts.append(f"lane {self.lane}")
-        return ", ".join(parts) or "no CUDA focus"
+        return ", ".join(self._coords(("kernel", "block", "thread", "device", "sm", "warp", "lane"))) or "no CUDA focus"
+
+    @property
+    def logical_label(self) -> str:
+        """"kernel 0 block (1,0,0) thread (3,0,0)", or the whole label where no logical position is known."""
+        return " ".join(self._coords(("kernel", "block", "thread"))) or self.label
 
 
 def bits(mask: int) -> tuple[int, ...]:

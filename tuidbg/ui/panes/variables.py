@@ -9,7 +9,7 @@ cut and can be shown whole. Expanded paths are remembered across stops.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Protocol
 
 from rich.text import Text
 from textual import work
@@ -21,6 +21,17 @@ from textual.widgets.tree import TreeNode
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.records import CHILDREN_PAGE, VarObj
 from tuidbg.ui.text import truncate, visible
+
+
+class VarSource(Protocol):
+    """What the variable panes read on demand (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
+
+    async def var_create(self, expression: str, thread: str | None = None, frame: int | None = None,
+                         floating: bool = False) -> VarObj: ...
+
+    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE) -> tuple[list[VarObj], bool]: ...
+
+    async def var_delete(self, name: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,7 @@ class VariablesTree(Tree[VarNode]):
         super().__init__(label, **kw)
         self.show_root = False
         self.guide_depth = 2
-        self.session = None  # set by the app
+        self.source: VarSource | None = None  # set by the app (a SessionBridge)
         self.expanded_paths: set[str] = set()
         self.prev_values: dict[str, str] = {}
         self._epoch = 0  # bumps when the tree is rebuilt; stale loads are dropped
@@ -154,12 +165,12 @@ class VariablesTree(Tree[VarNode]):
     def release_varobjs(self) -> None:
         """Delete the var objects this tree created (children go with their parents)."""
         names = [n.data.varobj for n in self.root.children if n.data is not None and n.data.varobj and not n.data.parent_path]
-        if names and self.session is not None:
-            session = self.session
+        if names and self.source is not None:
+            source = self.source
 
             async def delete() -> None:
                 for name in names:
-                    await session.var_delete(name)
+                    await source.var_delete(name)
 
             self.run_worker(delete(), group="varobj-cleanup", exit_on_error=False)
 
@@ -207,7 +218,7 @@ class VariablesTree(Tree[VarNode]):
     @work(group="variables", exit_on_error=False)
     async def _load_children(self, node: TreeNode[VarNode], epoch: int) -> None:
         v = node.data
-        if v is None or self.session is None:
+        if v is None or self.source is None:
             return
         try:
             if v.varobj is None:
@@ -215,7 +226,7 @@ class VariablesTree(Tree[VarNode]):
                 if obj is None or epoch != self._epoch:
                     return
                 v.varobj = obj.name
-            kids, more = await self.session.var_children(v.varobj, v.loaded, CHILDREN_PAGE)
+            kids, more = await self.source.var_children(v.varobj, v.loaded, CHILDREN_PAGE)
         except EngineError as exc:
             if epoch == self._epoch:
                 node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
@@ -297,10 +308,10 @@ class LocalsPane(VariablesTree):
             self.add_var(self.root, v)
 
     async def ensure_varobj(self, v: VarNode) -> VarObj | None:
-        if self.session is None or self.frame_key is None or v.expression is None:
+        if self.source is None or self.frame_key is None or v.expression is None:
             return None
         tid, level = self.frame_key
-        return await self.session.var_create(v.expression, thread=tid, frame=level)
+        return await self.source.var_create(v.expression, thread=tid, frame=level)
 
 
 class WatchPane(VariablesTree):
@@ -366,7 +377,7 @@ class WatchPane(VariablesTree):
     async def _evaluate_all(self, epoch: int, stopped: bool) -> None:
         for i, expr in enumerate(list(self.expressions)):
             v = VarNode(path=f"watch:{i}:{expr}", name=expr, expression=expr)
-            if not stopped or self.session is None:
+            if not stopped or self.source is None:
                 v.error = "the program is not stopped"
             else:
                 try:
@@ -380,11 +391,11 @@ class WatchPane(VariablesTree):
             self.add_var(self.root, v)
 
     async def _create(self, expr: str) -> VarObj:
-        assert self.session is not None
+        assert self.source is not None
         if self.frame_key is None:
-            return await self.session.var_create(expr, floating=True)
+            return await self.source.var_create(expr, floating=True)
         tid, level = self.frame_key
-        return await self.session.var_create(expr, thread=tid, frame=level)
+        return await self.source.var_create(expr, thread=tid, frame=level)
 
     async def ensure_varobj(self, v: VarNode) -> VarObj | None:
         return await self._create(v.expression or v.name)

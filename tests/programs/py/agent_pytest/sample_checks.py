@@ -1,4 +1,4 @@
-"""Tests (named so the project suite does not collect them) run under `tuidbg run -m pytest` by tests/test_agent.py (not collected by the project's suite)."""
+"""Tests (named so the project suite does not collect them) run under `tuidbg run -m pytest` by tests/agent/test_agent.py (not collected by the project's suite)."""
 
 
 def helper(x):

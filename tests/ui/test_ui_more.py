@@ -23,7 +23,7 @@ from rich.color import ColorType
 from textual.color import Color
 from ui_helpers import log_text, make_app, until, until_stopped
 
-from tuidbg.engine.session import FRAME_PAGE
+from tuidbg.engine.commands.stack import FRAME_PAGE
 from tuidbg.ui.panes.frames import CppFramesPane, LoadMore, NativeRow
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.panes.source import SourceView

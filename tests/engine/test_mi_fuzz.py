@@ -8,7 +8,7 @@ space, tab and CR, nesting within bounds) it gives the record the parser before 
 from. The time is bounded by each test's timeout, not asserted.
 
 CI runs a fixed, derandomized set of examples in a few seconds. For a longer random search:
-``TUIDBG_FUZZ=long .venv/bin/python -m pytest -p no:cacheprovider tests/test_mi_fuzz.py``.
+``TUIDBG_FUZZ=long .venv/bin/python -m pytest -p no:cacheprovider tests/engine/test_mi_fuzz.py``.
 """
 
 from __future__ import annotations

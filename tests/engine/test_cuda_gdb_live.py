@@ -142,7 +142,7 @@ async def test_without_the_workaround_the_11_8_host_stack_breaks(make_session, h
     async def not_broken(session):
         return False
 
-    monkeypatch.setattr(cuda, "probe_python_none", not_broken)
+    monkeypatch.setattr(cuda.workaround, "probe_python_none", not_broken)
     s = await cuda_session(make_session, mode="run", program=str(host_prog))
     assert not s.cuda_workaround_applied
     await s.break_insert(function="add")

@@ -27,6 +27,7 @@ from textual.widgets import TabbedContent, TabPane
 from tuidbg.engine import cuda
 from tuidbg.engine.cuda import CudaExtension, Dim3
 from tuidbg.engine.state import ProcessState
+from tuidbg.ui.bridge import SessionBridge  # noqa: E402
 from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows, fmt_ints
 
 REPLAY = DATA / "cuda-replay"
@@ -74,7 +75,7 @@ def frames_reply(frame: dict) -> str:
 
 def vecadd_stopped(p, what: str, maker: str):
     """Start-up, a toggle, and vecAdd<<<2,64>>> stopped at its kernel breakpoint, refreshed."""
-    t = MT.T(MT.header(what, p, [f"Made by tests/test_ui_cuda.py ({maker}) with tests/data/cuda-replay/make_transcripts.py."]))
+    t = MT.T(MT.header(what, p, [f"Made by tests/ui/test_ui_cuda.py ({maker}) with tests/data/cuda-replay/make_transcripts.py."]))
     MT.startup(t, p)
     if p.key == "118":  # M cycles memcheck: auto -> on
         t.cmd("-gdb-set cuda memcheck on", MT.done())
@@ -191,7 +192,7 @@ def grid_watch_ui() -> str:
     text = GRID.generate(resident=1056)
     lines = text.splitlines()
     cut = next(i for i, ln in enumerate(lines) if re.match(r"^-> \d+-cuda-focus-switch", ln))
-    lines[0] = "# SYNTHESIZED, not captured: tests/test_ui_cuda.py (grid_watch_ui) from make_grid.py; mimics cuda-gdb 12.8."
+    lines[0] = "# SYNTHESIZED, not captured: tests/ui/test_ui_cuda.py (grid_watch_ui) from make_grid.py; mimics cuda-gdb 12.8."
     t = MT.T([])
     b, th = WATCH_AT
     sm, warp, lane, _ = g.place(b, th)
@@ -236,7 +237,7 @@ class PaneApp(App):
 
     def compose(self):
         pane = CudaPane(id="cuda")
-        pane.session = self.session
+        pane.source = SessionBridge(self.session)
         yield pane
 
     def on_mount(self) -> None:
@@ -821,7 +822,7 @@ async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_sessi
         if not app.query("#cuda"):  # until the app composes it: as the app will (tab-cuda in #stack-group)
             pane = CudaPane(id="cuda")
             await app.query_one("#stack-group", TabbedContent).add_pane(TabPane("CUDA", pane, id="tab-cuda"))
-            pane.session = s
+            pane.source = SessionBridge(s)
             apply = app._apply_state
 
             def apply_and_pane(state):

@@ -1,0 +1,116 @@
+"""Run control: run, continue, step, finish, until, interrupt, kill, detach (``-exec-*``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+
+from tuidbg.engine import mi
+from tuidbg.engine.commands.base import START_TIMEOUT, CommandBase
+from tuidbg.engine.errors import EngineError, MIError, Timeout
+from tuidbg.engine.state import ProcessState
+
+log = logging.getLogger("tuidbg.engine")
+
+
+class RunControl(CommandBase):
+    async def run(self) -> None:
+        """(Re)start the program from the beginning."""
+        if self.config.mode == "attach":
+            raise EngineError("cannot restart an attached process")
+        if self.config.mode == "core":
+            raise EngineError("a core file cannot run")
+        if self.tty is not None:
+            self.tty.drain()
+        for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
+            await ext.before_run(self)
+        await self.cmd("-exec-run", timeout=START_TIMEOUT)
+
+    async def cont(self) -> None:
+        self._require_stopped("continue")
+        await self.cmd("-exec-continue")
+
+    async def next(self) -> None:
+        self._require_stopped("step over")
+        await self.cmd(f"-exec-next {self._thread_opt()}".rstrip())
+
+    async def step(self) -> None:
+        self._require_stopped("step into")
+        await self.cmd(f"-exec-step {self._thread_opt()}".rstrip())
+
+    async def finish(self) -> None:
+        self._require_stopped("finish")
+        st = self._state
+        try:
+            await self.cmd(f"-exec-finish {self._thread_opt(frame=st.selected_frame)}".rstrip())
+        except MIError as exc:
+            if "outermost" in exc.message:
+                raise EngineError('"finish" is not meaningful in the outermost frame') from exc
+            raise
+
+    async def until(self, location: str | None = None) -> None:
+        self._require_stopped("run until")
+        cmd = f"-exec-until {self._thread_opt()}".rstrip()
+        if location:
+            cmd += " " + location
+        await self.cmd(cmd)
+
+    async def run_to(self, fullname: str, line: int) -> None:
+        """Continue to a source line (a temporary breakpoint there, then continue)."""
+        self._require_stopped("run to a line")
+        await self.cmd(f"-break-insert -t --source {mi.quote(fullname)} --line {int(line)}")
+        await self.cmd("-exec-continue")
+
+    async def interrupt(self) -> None:
+        """Stop the running program: -exec-interrupt, or SIGINT to the program if that fails."""
+        if self._state.process is not ProcessState.RUNNING:
+            return
+        if self.mi_async:
+            try:
+                await self.cmd("-exec-interrupt", timeout=5)
+            except Timeout:
+                # gdb does not answer: a SIGINT to the program would wait in gdb's hands, and reach the
+                # program (and end it) once gdb is gone. The watchdog tells the user; nothing more here.
+                raise EngineError("gdb did not answer the interrupt (see the status line)") from None
+            except MIError as exc:
+                log.info("-exec-interrupt failed (%s); sending SIGINT", exc)
+            else:
+                try:
+                    await asyncio.wait_for(self._wait_not_running(), 2.0)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+        self._sigint_program()
+
+    async def _wait_not_running(self) -> None:
+        while self._state.process is ProcessState.RUNNING:
+            await asyncio.sleep(0.02)
+
+    def _sigint_program(self) -> None:
+        pid = self._state.pid or self.config.pid
+        if pid:
+            try:
+                os.kill(pid, signal.SIGINT)
+                return
+            except ProcessLookupError:
+                pass
+        if self._transport is not None:
+            self._transport.send_signal(signal.SIGINT)
+
+    async def kill(self) -> None:
+        if self._state.has_process:
+            if self._state.process is ProcessState.RUNNING:
+                await self.interrupt()
+            await self.console("kill")
+            self.set_state(self._state.evolve(process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(), locals=()))
+
+    async def detach(self) -> None:
+        if not self._state.has_process:
+            return
+        if self._state.process is ProcessState.RUNNING:
+            await self.interrupt()
+        await self.cmd("-target-detach")
+        self._detached = True
+        self.set_state(self._state.evolve(process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))

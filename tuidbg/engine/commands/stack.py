@@ -1,0 +1,161 @@
+"""Threads, frames and locals: the refresh after each stop, paging, thread and frame selection
+(``-thread-info``, ``-stack-*``).
+
+After each ``*stopped`` the refresh fetches threads, a bounded list of frames and the locals of the
+selected frame, stamped with the stop's generation so that a stale reply never overwrites a newer
+stop; then the extensions' refresh stages run (Python stacks, CUDA tables)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from tuidbg.engine import mi
+from tuidbg.engine.commands.base import CommandBase
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
+from tuidbg.engine.state import DebuggerState, Frame, Thread, Variable, apply_refresh
+
+log = logging.getLogger("tuidbg.engine")
+
+FRAME_PAGE = 64  # frames fetched per request
+
+
+class StackCommands(CommandBase):
+    def _start_refresh(self, generation: int) -> None:
+        if self._refresh_task is not None and not self._refresh_task.done():
+            self._refresh_task.cancel()
+        self._refresh_task = asyncio.ensure_future(self._refresh(generation))
+
+    async def wait_refreshed(self, timeout: float = 30.0) -> DebuggerState:
+        """Wait until the refresh for the current stop is done (tests, benchmarks, dump)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            task = self._refresh_task
+            if task is not None and not task.done():
+                remaining = deadline - asyncio.get_running_loop().time()
+                if remaining <= 0:
+                    raise Timeout("refresh", timeout)
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), remaining)
+                except asyncio.CancelledError:
+                    if task is self._refresh_task:
+                        raise
+                continue
+            return self._state
+
+    async def _refresh(self, generation: int) -> None:
+        try:
+            st = self._state
+            tid = st.selected_thread
+            # The three queries go out together (gdb answers them in order) and the
+            # state changes once, so the UI repaints once per stop, not three times.
+            if tid:
+                threads, (frames, more), locs = await asyncio.gather(
+                    self.fetch_threads(), self.fetch_frames(tid, 0, FRAME_PAGE), self.fetch_locals(tid, 0)
+                )
+                self.set_state(
+                    apply_refresh(
+                        self._state, generation, threads=threads, frames=frames, frames_thread=tid,
+                        more_frames=more, locals_=locs, locals_key=(tid, 0), done=True,
+                    )
+                )
+            else:
+                threads = await self.fetch_threads()
+                self.set_state(apply_refresh(self._state, generation, threads=threads, done=True))
+            for stage in list(self.refresh_stages):
+                if self._state.generation != generation:
+                    return
+                try:
+                    await stage(self, generation)
+                except (MIError, Timeout) as exc:
+                    log.info("refresh stage failed: %s", exc)
+        except asyncio.CancelledError:
+            pass
+        except GdbExited:
+            pass
+        except (MIError, Timeout) as exc:
+            log.info("refresh failed: %s", exc)
+            self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
+
+    async def fetch_threads(self) -> tuple[Thread, ...]:
+        res = await self.cmd("-thread-info")
+        threads = tuple(Thread.from_mi(t) for t in mi.as_list(res.get("threads")) if isinstance(t, dict))
+        return threads
+
+    async def fetch_frames(self, tid: str, low: int, count: int) -> tuple[tuple[Frame, ...], bool]:
+        """Frames low..low+count-1 of a thread, and whether there are more beyond."""
+        high = low + count  # one extra tells whether more exist
+        opt = self._thread_opt(tid) if tid else ""
+        try:
+            res = await self.cmd(f"-stack-list-frames {opt}{low} {high}")
+        except MIError as exc:
+            if "Not enough frames" in exc.message:
+                return (), False
+            raise
+        frames = tuple(
+            f for f in (Frame.from_mi(x, i + low) for i, x in enumerate(mi.as_list(res.get("stack")))) if f is not None
+        )
+        more = len(frames) > count
+        return frames[:count], more
+
+    async def load_more_frames(self) -> None:
+        """Extend the selected thread's frame list by one page (the "load more" row)."""
+        st = self._state
+        if not st.is_stopped or not st.frames_thread or not st.more_frames:
+            return
+        gen = st.generation
+        low = len(st.frames)
+        frames, more = await self.fetch_frames(st.frames_thread, low, FRAME_PAGE)
+        cur = self._state
+        if cur.generation == gen and cur.frames_thread == st.frames_thread and len(cur.frames) == low:
+            self.set_state(apply_refresh(cur, gen, frames=cur.frames + frames, frames_thread=st.frames_thread, more_frames=more))
+
+    async def fetch_locals(self, tid: str, frame: int) -> tuple[Variable, ...]:
+        res = await self.cmd(
+            f"-stack-list-variables {self._thread_opt(tid, frame)}--skip-unavailable --simple-values", check=False
+        )
+        if res.cls != "done":
+            return ()
+        out = []
+        new_prev: dict[tuple[str, str], str] = {}
+        for v in mi.as_list(res.get("variables")):
+            if not isinstance(v, dict):
+                continue
+            name = str(v.get("name", ""))
+            value = v.get("value")
+            key = (f"{tid}/{frame}", name)
+            changed = value is not None and key in self._prev_values and self._prev_values[key] != value
+            if value is not None:
+                new_prev[key] = value
+            out.append(Variable(name=name, value=value, type=v.get("type"), is_arg=v.get("arg") == "1", changed=changed))
+        self._prev_values = {k: v for k, v in self._prev_values.items() if k[0] != f"{tid}/{frame}"}
+        self._prev_values.update(new_prev)
+        return tuple(out)
+
+    async def select_thread(self, tid: str) -> None:
+        st = self._state
+        if not st.is_stopped:
+            raise EngineError(f"cannot select a thread: {self.process_description()}")
+        gen = st.generation
+        self.set_state(st.evolve(selected_thread=tid, selected_frame=0))
+        if st.device_focus is None:
+            await self.cmd(f"-thread-select {tid}", check=False)
+        frames, more = await self.fetch_frames(tid, 0, FRAME_PAGE)
+        self.set_state(apply_refresh(self._state, gen, frames=frames, frames_thread=tid, more_frames=more))
+        locs = await self.fetch_locals(tid, 0)
+        self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
+        for stage in self.refresh_stages:
+            if getattr(stage, "on_select", False):
+                await stage(self, gen)
+
+    async def select_frame(self, level: int) -> None:
+        st = self._state
+        if not st.is_stopped:
+            raise EngineError(f"cannot select a frame: {self.process_description()}")
+        gen = st.generation
+        tid = st.selected_thread or st.current_thread
+        self.set_state(st.evolve(selected_frame=level))
+        await self.cmd(f"-stack-select-frame {self._thread_opt(tid)}{int(level)}", check=False)
+        if tid:
+            locs = await self.fetch_locals(tid, level)
+            self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, level)))

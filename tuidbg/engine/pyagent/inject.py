@@ -1,0 +1,193 @@
+"""Loading the agent into a running process (``tuidbg attach``): the boot script, PEP 768
+(``sys.remote_exec``) where the interpreter allows it, else a pending call through gdb; and
+wrapping the session's detach so that the agent is off first."""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+
+from tuidbg.engine import mi
+from tuidbg.engine.errors import EngineError, MIError, Timeout
+from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, TUIDBG_PARENT
+
+log = logging.getLogger("tuidbg.engine")
+
+
+class Injection(AgentBase):
+    """Part of ``PyAgent`` (see the module's docstring)."""
+
+    # -- attach: loading the agent into a running process ------------------------------------------
+
+    async def _inject(self) -> None:
+        s = self._session()
+        pid = s.state.pid or self.config.pid
+        self._share_with_target(pid)
+        version = await self._target_hexversion()
+        if version is not None and version >= 0x030E0000:
+            script = self._write_boot_script(pid)
+            ok, why = await self._inject_pep768(script)
+            if ok:
+                self._set_info(status="waiting", message="the agent starts at the main thread's next Python line")
+                return
+            log.info("PEP 768 injection not possible (%s); using a pending call", why)
+        await self._inject_pending_call(self._boot_code())
+        self._set_info(status="waiting", message="the agent starts when the main thread runs Python code")
+
+    def _boot_args(self) -> dict[str, str]:
+        return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT}
+
+    def _boot_code(self) -> str:
+        """The Python statement the target runs to load the agent: self-contained (it needs no file of this
+        session, which is gone once tuidbg detaches) and it can never raise. A pending call that fails
+        kills the program's main thread ("SystemError: error return without exception set"), so every
+        error is swallowed here; the boot script reports its own on the program's stderr."""
+        boot = os.path.join(BOOT_DIR, "attach.py")
+        args = self._boot_args()
+        return (
+            "try:\n"
+            f" exec(compile(open({boot!r}).read(), {boot!r}, 'exec'), "
+            f"{{'__name__': '_tuidbg_attach', 'TUIDBG_ARGS': {args!r}}})\n"
+            "except BaseException:\n"
+            " pass\n"
+        )
+
+    def _write_boot_script(self, pid: int | None) -> str:
+        """3.14's PEP 768 runs a script file: the same statement, in this session's private directory."""
+        assert self._dir is not None
+        path = os.path.join(self._dir, f"attach-{pid}.py")
+        with open(path, "w") as f:
+            f.write("# tuidbg: loads tuidbg's agent into this process (written by tuidbg attach)\n")
+            f.write(self._boot_code())
+        if self._shared:
+            os.chmod(path, 0o644)
+        return path
+
+    def _share_with_target(self, pid: int | None) -> None:
+        """tuidbg (root) attaching to another user's process: that process must read the boot script
+        and connect to the socket. The directory stays unlisted; the token guards the conversation."""
+        try:
+            self._shared = os.stat(f"/proc/{pid}").st_uid != os.getuid()
+        except OSError:
+            self._shared = False
+        if self._shared and self._dir:
+            os.chmod(self._dir, 0o711)
+            if self._sock_path:
+                os.chmod(self._sock_path, 0o666)
+
+    async def _cancel_injection(self) -> None:
+        """Before detaching from a process whose agent never said hello: the load queued in it must not
+        run once tuidbg is gone (it would find no debugger, or, before this fix, no boot file)."""
+        inj, self._injection = self._injection, None
+        if inj is None or self._conn:
+            return
+        s = self._session()
+        kind = inj[0]
+        try:
+            if kind == "pending":
+                # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
+                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {b'pass'.hex()}00")
+            elif kind == "pep768":
+                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {struct.pack('<i', 0).hex()}")
+        except (MIError, Timeout) as exc:
+            log.info("cancelling the agent's load: %s", exc)
+
+    async def _target_hexversion(self) -> int | None:
+        r = await self._session().cmd('-data-evaluate-expression "*(unsigned int*)&Py_Version"', check=False)
+        if r.cls != "done":
+            return None  # no Py_Version: 3.10 or older
+        return mi.to_int(r.get("value"))
+
+    async def _inject_pending_call(self, source: str) -> None:
+        """3.9-3.13: Py_AddPendingCall(PyRun_SimpleString, page) as gdb inferior calls.
+
+        The page comes from an inferior mmap (a plain system call: unlike malloc it takes no lock that a
+        frozen thread could hold) and holds ``source`` itself. The pending call runs in the main thread at
+        its next eval-breaker check; until the agent says hello, ``_cancel_injection`` can void it.
+        """
+        s = self._session()
+        code = source.encode() + b"\0"
+        if len(code) > 4096:
+            raise EngineError(f"the agent's boot statement is {len(code)} bytes, over one page")
+        await s.cmd("-gdb-set unwindonsignal on", check=False)
+        try:
+            r = await s.cmd(
+                '-data-evaluate-expression "(long)((void*(*)(void*,unsigned long,int,int,int,long))mmap)(0,4096,3,34,-1,0)"',
+                timeout=30,
+            )
+            page = mi.to_int(r.get("value"))
+            if page is None or page <= 0:
+                raise EngineError(f"mmap in the program failed ({r.get('value')})")
+            await s.cmd(f"-data-write-memory-bytes {page:#x} {code.hex()}")
+            r = await s.cmd(
+                "-data-evaluate-expression "
+                + mi.quote(f"((int(*)(void*,void*))Py_AddPendingCall)((void*)PyRun_SimpleString,(void*){page:#x})"),
+                timeout=30,
+            )
+            if mi.to_int(r.get("value")) != 0:
+                raise EngineError("Py_AddPendingCall refused (its queue is full)")
+            self._injection = ("pending", page)
+        finally:
+            await s.cmd("-gdb-set unwindonsignal off", check=False)
+
+    async def _inject_pep768(self, script: str) -> tuple[bool, str]:
+        """3.14+: write the PEP 768 fields of the main thread state (no inferior call at all).
+
+        Untested here (no 3.14 on the development machine). The debugger-support offsets are found by
+        their shape in ``_Py_DebugOffsets`` (the last block: ..., pending-call offset 0, script-path
+        offset 4, script-path size 512) rather than by a hard-coded position, because the struct grew
+        during 3.14's betas.
+        """
+        s = self._session()
+        r = await s.cmd('-data-evaluate-expression "(unsigned long)&_PyRuntime"', check=False)
+        rt = mi.to_int(r.get("value")) if r.cls == "done" else None
+        if not rt:
+            return False, "no _PyRuntime symbol"
+        blob = await s.read_memory(rt, 2048)
+        if blob[:8] != b"xdebugpy":
+            return False, "no _Py_DebugOffsets cookie"
+        words = struct.unpack_from("<256Q", blob)
+        if words[2] != 0:
+            return False, "free-threaded build"
+        interp_head_off, threads_main_off = words[5], words[10]
+        dbg = None
+        for i in range(30, 256 - 6):
+            eb, rds, rde, pend, path_off, size = words[i : i + 6]
+            if pend == 0 and path_off == 4 and size == 512 and 0 < eb < 1 << 16 and 0 < rds < 1 << 16 and 0 < rde < 1 << 20:
+                dbg = (eb, rds, rde, pend, path_off, size)
+                break
+        if dbg is None:
+            return False, "debugger support offsets not found"
+        eb, rds, rde, pend, path_off, size = dbg
+        interp = struct.unpack("<Q", await s.read_memory(rt + interp_head_off, 8))[0]
+        if not interp:
+            return False, "no interpreter"
+        enabled = struct.unpack("<i", await s.read_memory(interp + rde, 4))[0]
+        if enabled != 1:
+            return False, "remote debugging is disabled (PYTHON_DISABLE_REMOTE_DEBUG or -X disable_remote_debug)"
+        tstate = struct.unpack("<Q", await s.read_memory(interp + threads_main_off, 8))[0]
+        if not tstate:
+            return False, "no main thread state"
+        path = script.encode() + b"\0"
+        if len(path) > size:
+            return False, "script path too long"
+        await s.cmd(f"-data-write-memory-bytes {tstate + rds + path_off:#x} {path.hex()}")
+        await s.cmd(f"-data-write-memory-bytes {tstate + rds + pend:#x} {struct.pack('<i', 1).hex()}")
+        self._injection = ("pep768", tstate + rds + pend)
+        breaker = struct.unpack("<Q", await s.read_memory(tstate + eb, 8))[0]
+        await s.cmd(f"-data-write-memory-bytes {tstate + eb:#x} {struct.pack('<Q', breaker | (1 << 5)).hex()}")
+        return True, ""
+
+    # -- detach ------------------------------------------------------------------------------
+
+    def _wrap_detach(self, session) -> None:
+        # DebugSession has no hook before detaching; wrap this session's detach so quitting an attached
+        # process always switches the agent off first.
+        original = session.detach
+
+        async def detach() -> None:
+            await self.shutdown()
+            await original()
+
+        session.detach = detach

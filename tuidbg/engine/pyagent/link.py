@@ -1,0 +1,209 @@
+"""The socket link to the agent: the server it connects to, hello, messages, the stop function's
+breakpoint, and leaving the program without gdb (``restore_bytes``, ``abandon``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import tempfile
+from typing import Any
+
+from tuidbg.agent import protocol as P
+from tuidbg.engine import mi, rescue
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
+from tuidbg.engine.python.model import AGENT_DIR, AgentInfo
+from tuidbg.engine.state import mark_internal
+from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, _reply
+
+log = logging.getLogger("tuidbg.engine")
+
+
+class AgentLink(AgentBase):
+    """Part of ``PyAgent`` (see the module's docstring)."""
+
+    # -- connection -----------------------------------------------------------------------------
+
+    async def _listen(self) -> None:
+        if self._server is not None:
+            return
+        self._dir = tempfile.mkdtemp(prefix="tuidbg-")
+        os.chmod(self._dir, 0o700)
+        self._sock_path = os.path.join(self._dir, "agent.sock")
+        self._server = await asyncio.start_unix_server(self._on_client, path=self._sock_path, limit=1 << 24)
+
+    async def _close_server(self) -> None:
+        # Every connection, the agent's and any still saying hello: an agent whose hello was not read
+        # yet must see the end of the conversation (and switch itself off), not wait on it forever.
+        for w in list(self._conns):
+            w.close()
+        self._conns.clear()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    async def _set_program_env(self) -> None:
+        s = self._session()
+        orig = self.config.program_env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
+        path = BOOT_DIR + (os.pathsep + orig if orig else "")
+        env = {"PYTHONPATH": path, P.ENV_SOCKET: self._sock_path or "", P.ENV_TOKEN: self._token}
+        if orig is not None:
+            env[P.ENV_ORIG_PYTHONPATH] = orig
+        else:
+            await s.cmd(f"-interpreter-exec console {mi.quote('unset environment ' + P.ENV_ORIG_PYTHONPATH)}", check=False)
+        for k, v in env.items():
+            await s.cmd(f"-gdb-set environment {k}={v}")
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._server is None:  # (closing)
+            writer.close()
+            return
+        self._conns.add(writer)
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self._conns.discard(writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await reader.readline()
+            msg = json.loads(line.decode("utf-8", "replace")) if line else {}
+        except (ValueError, OSError):
+            writer.close()
+            return
+        if msg.get("ev") != "hello" or msg.get("token") != self._token:
+            writer.close()
+            return
+        if self._writer is not None:
+            self._writer.close()
+        self._writer = writer
+        try:
+            await self._on_hello(msg)
+            while True:
+                raw = await reader.readline()
+                if not raw:
+                    break
+                try:
+                    self._on_agent_message(json.loads(raw.decode("utf-8", "replace")))
+                except ValueError:
+                    continue
+        except (OSError, asyncio.IncompleteReadError, MIError, EngineError, Timeout, GdbExited) as exc:
+            log.info("agent connection: %s", exc)
+        except asyncio.CancelledError:
+            # The session is closing. End quietly: asyncio's stream callback asks a cancelled
+            # handler task for its exception and logs an error for it.
+            writer.close()
+        finally:
+            if self._writer is writer:
+                self._writer = None
+                self._connected.clear()
+                if self.info.status == "connected":
+                    self._set_info(status="disconnected", message="the Python agent closed the connection")
+
+    async def _on_hello(self, msg: dict[str, Any]) -> None:
+        self._hello = msg
+        self._conn += 1
+        self._injection = None  # it ran
+        await self._delete_stub_bp()
+        self._step_token = self._interrupted_token = 0
+        self._last_stop = None
+        info = AgentInfo(
+            status="connected",
+            pid=msg.get("pid"),
+            python=msg.get("python"),
+            backend=msg.get("backend"),
+            how=msg.get("how"),
+            stub_addr=msg.get("stub") or None,
+            arm_addr=msg.get("arm") or None,
+            mailbox=msg.get("mailbox") or None,
+            main_native_id=msg.get("main_native_id"),
+            control_native_id=msg.get("control_native_id"),
+            agent_dir=str(msg.get("agent_dir") or AGENT_DIR),
+        )
+        if msg.get("error") or not info.stub_addr:
+            self._set_info(status="failed", message=str(msg.get("error") or "no stop function"), python=info.python)
+            await self._send({"id": "init", "ops": []})
+            self._notify(f"tuidbg: the Python agent cannot work in this process: {msg.get('error')}")
+            return
+        await self._insert_stub_bp(int(info.stub_addr))
+        self.info = info
+        self._connected.set()
+        await self._send(
+            {"id": "init", "ops": [{"op": "set_bps", "bps": self._bp_defs()}, dict(op="options", **self._opts)]}
+        )
+        self._publish()
+
+    def restore_bytes(self) -> dict[int, bytes]:
+        """The agent's stop function, as it was before gdb put its breakpoint there (for a session that
+        must leave the process without gdb's help: ``DebugSession.abandon``)."""
+        return dict(self._stub_code)
+
+    def abandon(self) -> None:
+        """Without gdb (hung or gone): tell the agent over its own socket to switch itself off. Synchronous:
+        the socket's transport sends at once when its buffer is empty."""
+        w = self._writer
+        if w is not None and not w.is_closing():
+            try:
+                w.write((json.dumps({"ops": [{"op": "detach"}]}) + "\n").encode())
+            except (OSError, RuntimeError):
+                pass
+
+    async def _insert_stub_bp(self, addr: int) -> None:
+        s = self._session()
+        pid = s.state.pid or self.config.pid
+        orig = rescue.read_memory(int(pid), addr, 4) if pid else None
+        self._stub_code = {addr: orig} if orig else {}
+        try:
+            bp = await s.break_insert(address=addr)
+        except MIError as exc:
+            if not s.state.is_running:
+                raise
+            # A gdb without asynchronous MI (old cuda-gdb) cannot insert while the program runs.
+            log.info("inserting the agent breakpoint while running failed (%s); interrupting", exc.message)
+            await s.interrupt()
+            bp = await s.break_insert(address=addr)
+            await s.cmd("-exec-continue")
+        self._stub_bp = bp.number
+        s.set_state(mark_internal(s.state, bp.number))
+
+    async def _delete_stub_bp(self) -> None:
+        if self._stub_bp is None or self.session is None:
+            return
+        number, self._stub_bp = self._stub_bp, None
+        s = self.session
+        if s.client is not None and s.client.alive:
+            await s.cmd(f"-break-delete {number}", check=False)
+            await s.refresh_breakpoints()
+
+    def _on_agent_message(self, msg: dict[str, Any]) -> None:
+        if "re" in msg:
+            rid = msg.get("re")
+            replies = msg.get("replies") or []
+            if rid == "init":
+                self._apply_statuses(_reply(replies, "set_bps").get("bps") or [])
+                return
+            fut = self._requests.pop(rid, None) if isinstance(rid, int) else None
+            if fut is not None and not fut.done():
+                fut.set_result(replies)
+            for r in replies:
+                if r.get("op") == "set_bps":
+                    self._apply_statuses(r.get("bps") or [])
+            return
+        ev = msg.get("ev")
+        if ev == "bps":
+            self._apply_statuses(msg.get("bps") or [])
+
+    async def _send(self, obj: dict[str, Any]) -> None:
+        w = self._writer
+        if w is None:
+            return
+        w.write((json.dumps(obj) + "\n").encode())
+        await w.drain()

@@ -1,0 +1,256 @@
+"""Requests to the agent: its mailbox in the stopped program (read the stop, answer it), requests
+made while stopped (with only the agent's thread running, then all) or running (over the
+socket), and pushing the breakpoint table and options."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import struct
+from dataclasses import replace
+from typing import Any, Iterable, Mapping
+
+from tuidbg.agent import protocol as P
+from tuidbg.engine.errors import EngineError, Timeout
+from tuidbg.engine.python.model import AgentStop
+from tuidbg.engine.python.view import stop_generation
+from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, REQUEST_TIMEOUT, _reply, _wait
+
+log = logging.getLogger("tuidbg.engine")
+
+
+class AgentRequests(AgentBase):
+    """Part of ``PyAgent`` (see the module's docstring)."""
+
+    # -- mailbox ----------------------------------------------------------------------------
+
+    async def _read_out(self) -> dict[str, Any]:
+        s = self._session()
+        base = int(self.info.mailbox or 0)
+        if not base:
+            raise EngineError("the Python agent has not said where its mailbox is")
+        first = await s.read_memory(base, P.HEADER_SIZE + FIRST_READ)
+        if first[: len(P.MAGIC)] != P.MAGIC:
+            raise EngineError("the Python agent's mailbox is not where it said")
+        n = struct.unpack_from("<I", first, P.OFF_OUT_LEN)[0]
+        body = first[P.OUT_OFFSET : P.OUT_OFFSET + n]
+        if n > len(body):
+            body += await s.read_memory(base + P.OUT_OFFSET + len(body), n - len(body))
+        try:
+            data = json.loads(body.decode("utf-8", "replace"))
+        except ValueError as exc:
+            raise EngineError(f"the Python agent's stop description is unreadable: {exc}") from exc
+        return data if isinstance(data, dict) else {}
+
+    async def _answer(self, stop: AgentStop, ops: list[dict], ctl_token: int = 0, ctl_flags: int = 0) -> None:
+        """Write the front end's answer to an agent stop (read when the program resumes)."""
+        s = self._session()
+        base = int(self.info.mailbox or 0)
+        data = json.dumps({"ops": ops}).encode()
+        if len(data) > P.IN_SIZE:
+            raise EngineError("request too large for the agent's mailbox")
+        await s.cmd(f"-data-write-memory-bytes {base + P.IN_OFFSET:#x} {data.hex()}")
+        hdr = struct.pack("<QIIQ", stop.seq, len(data), ctl_flags, ctl_token)  # ack_seq, in_len, ctl_flags, ctl_token
+        await s.cmd(f"-data-write-memory-bytes {base + P.OFF_ACK_SEQ:#x} {hdr.hex()}")
+
+    async def _write_ctl(self, token: int, flags: int) -> None:
+        s = self._session()
+        base = int(self.info.mailbox or 0)
+        if not base or not s.state.is_stopped:
+            return
+        await s.cmd(f"-data-write-memory-bytes {base + P.OFF_CTL_FLAGS:#x} {struct.pack('<IQ', flags, token).hex()}")
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def _agent_lock(self) -> asyncio.Lock:
+        """Held while the agent's mailbox is in use at a stop: a request and its answer, or the answer
+        that lets the program go on (a step, continue). One at a time, or one answer overwrites another."""
+        if self._request_lock is None:
+            self._request_lock = asyncio.Lock()
+        return self._request_lock
+
+    async def _request_stopped(self, ops: list[dict], timeout: float = REQUEST_TIMEOUT) -> list[dict]:
+        """Run requests in the stopped agent thread and wait for its answer; the program stays stopped.
+
+        Only that thread runs meanwhile (scheduler-locking on); it answers through a second stop.
+        Requests go one at a time (the locals of a frame, the watches and the console may ask at once),
+        and a caller that gives up (a UI worker cancelled by a newer one) does not cut one short: the
+        answer's stop would be taken for a stop nobody waits for, and the program let go.
+        """
+        lock = self._agent_lock()
+        gen = stop_generation(self._session().state)
+
+        async def serialized() -> list[dict]:
+            async with lock:
+                if stop_generation(self._session().state) != gen:
+                    # the stop it was asked at is over (a step or continue went first)
+                    raise EngineError("the program is no longer at the stop this was asked at")
+                return await self._request_stopped_now(ops, timeout)
+
+        task = asyncio.ensure_future(serialized())
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved, even if nobody waits
+        return await asyncio.shield(task)
+
+    async def _request_stopped_now(self, ops: list[dict], timeout: float) -> list[dict]:
+        s = self._session()
+        if s.state.device_focus is not None:
+            # The answer runs the host thread, which would take cuda-gdb's focus off the device thread.
+            raise EngineError("Python runs on the host: put the CUDA focus back on the host thread first")
+        stop = self.at_agent_stop()
+        if stop is None:
+            raise EngineError("this needs the program stopped by the Python agent (a Python breakpoint or step)")
+        tid = s.state.stop.thread_id if s.state.stop else None
+        # What the user sees of this stop: it is still what they see once the answer is in. The short
+        # run and stop in between are marked transient (the *running state inherits the mark).
+        before = s.state
+        self._transient += 1
+        try:
+            s.set_state(before.with_python(transient=True))
+            await self._answer(stop, ops + [{"op": "reply"}])
+            old = await self._scheduler_locking()
+            gen = s.state.generation
+            await s.cmd("-gdb-set scheduler-locking on")
+            try:
+                await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
+                try:
+                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                FIRST_TRY)
+                except Timeout:
+                    # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
+                    # (CPython hands it over when another thread asked for it). Let every thread run until
+                    # the answer comes: other threads may run a little of their code meanwhile.
+                    log.info("the agent did not answer with only its thread running; resuming all threads")
+                    await s.interrupt()
+                    await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+                    gen = s.state.generation
+                    await s.cmd("-exec-continue")
+                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                timeout)
+            except Timeout:
+                await s.interrupt()
+                # a native stop now (the interrupt), shown as it is
+                s.set_state(s.state.with_python(transient=False, stop=None))
+                raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
+            finally:
+                await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            st = s.state
+            if not self._is_stub_stop(st):
+                s.set_state(st.with_python(transient=False, stop=None))
+                raise EngineError(f"the program stopped elsewhere while evaluating: {st.stop.describe() if st.stop else '?'}")
+            data = await self._read_out()
+            replies = data.get("replies") or []
+            new_stop = replace(stop, seq=int(data.get("seq", stop.seq)))
+            self._last_stop = new_stop
+            cur = s.state
+            # The program is where it was: the view of the stop before the request (frames, selection,
+            # Python stacks) under the new stop's generation; that stop's refresh brings the same again.
+            view = before.evolve(generation=cur.generation, stop=cur.stop, process=cur.process)
+            s.set_state(view.with_python(stop=new_stop, transient=False, stop_generation=self._last_stop_gen))
+            await self._reselect(before)
+            return replies
+        finally:
+            self._transient -= 1
+            if s.state.python.transient and self._transient == 0:
+                # a request that failed on the way (gdb's error, gdb gone): show what there is
+                s.set_state(s.state.with_python(transient=False))
+
+    async def _reselect(self, before: DebuggerState) -> None:
+        """gdb's own selection back where the user had it (the answer's stop selected frame 0 of the
+        agent's thread): the console's commands act in the selected frame."""
+        s = self._session()
+        st = s.state
+        tid = before.selected_thread
+        if tid and tid != (st.stop.thread_id if st.stop else None):
+            await s.cmd(f"-thread-select {tid}", check=False)
+        if before.selected_frame:
+            thread = f"--thread {tid} " if tid else ""
+            await s.cmd(f"-stack-select-frame {thread}{int(before.selected_frame)}", check=False)
+
+    async def _scheduler_locking(self) -> str:
+        if self._sched_lock is None:
+            r = await self._session().cmd("-gdb-show scheduler-locking", check=False)
+            self._sched_lock = str(r.get("value") or "replay")
+        return self._sched_lock
+
+    async def _request_running(self, ops: list[dict], timeout: float = 3.0) -> list[dict] | None:
+        """Send requests over the socket; the agent's thread answers. None if no answer in time."""
+        rid = next(self._req_ids)
+        fut = asyncio.get_running_loop().create_future()
+        self._requests[rid] = fut
+        await self._send({"id": rid, "ops": ops})
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except asyncio.TimeoutError:
+            return None
+
+    async def _settled(self) -> None:
+        """Wait for a request under way (the program runs for it, unseen): the state is then the stop."""
+        async with self._agent_lock():
+            pass
+
+    async def _push_bps(self) -> None:
+        self._publish()
+        if not self.info.connected:
+            return
+        await self._settled()
+        s = self._session()
+        ops = [{"op": "set_bps", "bps": self._bp_defs()}]
+        st = s.state
+        replies: list[dict] | None = None
+        if self.at_agent_stop(st) is not None:
+            replies = await self._request_stopped(ops)
+        elif st.is_running:
+            replies = await self._request_running(ops)
+        else:
+            # A native stop: the agent's thread applies the table when it runs; resume() lets it run
+            # alone first, so the table is in force before the next Python line.
+            rid = next(self._req_ids)
+            fut = asyncio.get_running_loop().create_future()
+            self._requests[rid] = fut
+            self._pending_table = fut
+            await self._send({"id": rid, "ops": ops})
+        if replies:
+            self._apply_statuses(_reply(replies, "set_bps").get("bps") or [])
+
+    async def _push_options(self) -> None:
+        if not self.info.connected:
+            return
+        ops = [dict(op="options", **self._opts)]
+        await self._settled()
+        st = self._session().state
+        if self.at_agent_stop(st) is not None:
+            await self._request_stopped(ops)
+        elif st.is_running:
+            await self._request_running(ops)
+        else:
+            await self._send({"ops": ops})
+
+    def _bp_defs(self) -> list[dict]:
+        return [
+            {"id": b.id, "file": b.file, "line": b.line, "cond": b.condition, "ignore": b.ignore_count,
+             "enabled": b.enabled, "temporary": b.temporary, "rev": b.rev}
+            for b in self.breakpoints
+        ]
+
+    def _apply_statuses(self, statuses: Iterable[Mapping[str, Any]]) -> None:
+        changed = False
+        for x in statuses:
+            bp = self._bps.get(int(x.get("id", -1)))
+            if bp is None:
+                continue
+            new = replace(
+                bp,
+                resolved_line=x.get("line", bp.resolved_line),
+                verified=bool(x.get("verified", bp.verified)),
+                hits=int(x.get("hits", bp.hits) or 0),
+                message=x.get("message"),
+            )
+            if new != bp:
+                if new.message and new.verified and new.message != bp.message:
+                    self._notify(f"Python breakpoint {bp.id}: {new.message}")
+                self._bps[bp.id] = new
+                changed = True
+        if changed:
+            self._publish()
