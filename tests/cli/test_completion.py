@@ -70,15 +70,25 @@ def test_bash_completes_file_names_for_file_options(bash_script, tmp_path):
     assert got == [str(tmp_path / "subdir") + "/"] or got == [str(tmp_path / "subdir")]
 
 
-def test_zsh_script():
+def test_zsh_script(tmp_path):
     res = tuidbg("completion", "zsh")
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("#compdef tuidbg")
-    for word in ("run", "attach", "core", "dump", "--cwd", "--profile", "--fresh"):
-        assert word in res.stdout
-    if shutil.which("zsh"):
-        chk = subprocess.run(["zsh", "-n"], input=res.stdout, capture_output=True, text=True, timeout=30)
-        assert chk.returncode == 0, chk.stderr
+    if not shutil.which("zsh"):
+        pytest.skip("zsh is not installed on this machine (apt-get install zsh)")
+    (tmp_path / "_tuidbg").write_text(res.stdout)
+    # Installed as the README says (a file _tuidbg in a folder on $fpath), compinit makes it tuidbg's.
+    prog = f"fpath=({tmp_path} $fpath); autoload -U compinit; compinit -u -D; print -r -- comp=${{_comps[tuidbg]}}"
+    out = subprocess.run(["zsh", "-f", "-c", prog], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert "comp=_tuidbg" in out.stdout.splitlines(), out.stdout + out.stderr
+    # What it offers: its functions, run with _describe (zsh's completion builtin) printing instead.
+    prog = (f"autoload -U compinit; compinit -u -D; source {tmp_path / '_tuidbg'} 2>/dev/null; "
+            "_describe() { print -rl -- ${(P)2}; }; _shtab_tuidbg_commands; print -rl -- $_shtab_tuidbg_run_options")
+    out = subprocess.run(["zsh", "-f", "-c", prog], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    commands = {ln.split(":", 1)[0] for ln in out.stdout.splitlines() if ":" in ln and not ln.startswith(("-", "("))}
+    assert commands >= {"run", "attach", "core", "dump", "completion"}, out.stdout
+    for opt in ("--cwd", "--profile", "--fresh", "-ex"):
+        assert opt in out.stdout, out.stdout
 
 
 def test_unknown_shell_is_one_line():
@@ -90,7 +100,6 @@ def test_unknown_shell_is_one_line():
 
 @pytest.mark.slow
 def test_pipx_install_dot_offline(tmp_path):
-    pytest.importorskip("pipx", reason="pipx is in the test extra: pip install -e .[test]")
     if not shutil.which("unshare"):
         pytest.skip("needs unshare(1) for a network namespace")
     wheels = tmp_path / "wheels"
@@ -100,7 +109,9 @@ def test_pipx_install_dot_offline(tmp_path):
     home = tmp_path / "pipx"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "PIPX_"))}
     env.update(PIPX_HOME=str(home / "home"), PIPX_BIN_DIR=str(home / "bin"), PIPX_MAN_DIR=str(home / "man"))
-    pipx_dir = os.path.dirname(os.path.dirname(__import__("pipx").__file__))
+    import pipx  # (in the test extra: pip install -e .[test])
+
+    pipx_dir = os.path.dirname(os.path.dirname(pipx.__file__))
     env["PYTHONPATH"] = pipx_dir  # (pipx itself, from wherever the test's Python has it)
     flags = ["-n"] if os.geteuid() == 0 else ["-r", "-n"]
     res = subprocess.run(["unshare", *flags, sys.executable, "-m", "pipx", "install", "--python", sys.executable,
