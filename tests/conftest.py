@@ -22,6 +22,13 @@ requires_gdb = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is no
 
 
 @pytest.fixture(autouse=True)
+def _own_state_home(tmp_path, monkeypatch):
+    """Each test remembers breakpoints (tuidbg.engine.remember) in a folder of its own: one test's
+    breakpoints must not come back in the next test's run of the same program."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+
+
+@pytest.fixture(autouse=True)
 def _no_app_left_behind():
     yield
     import ui_helpers

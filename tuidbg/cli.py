@@ -21,10 +21,14 @@ from tuidbg.launch import (
 )
 
 EXIT_USAGE = 2
+# What the completion script offers for an option's value (shtab.FILE and shtab.DIRECTORY, written
+# out: building the parser must not import shtab; tuidbg.completion makes the script).
+FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
+DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
-_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config"}
-_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception"}
+_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile"}
+_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
 
 
 class UIOptions:
@@ -33,13 +37,15 @@ class UIOptions:
 
     def __init__(self, theme: str | None = None, keymap: str | None = None, config: str | None = None,
                  break_on_exception: bool = False, break_on_failure: bool = False,
-                 messages: list[str] | None = None) -> None:
+                 messages: list[str] | None = None, profile_config=None) -> None:
         self.theme = theme
         self.keymap = keymap
         self.config = config
         self.break_on_exception = break_on_exception
         self.break_on_failure = break_on_failure
         self.messages = messages if messages is not None else []
+        # tuidbg run: NAME -> the session configuration of `tuidbg run --profile NAME` (the palette's profiles)
+        self.profile_config = profile_config
 
 
 
@@ -48,8 +54,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     g.add_argument("-ex", dest="ex", action="append", default=[], metavar="CMD",
                    help="gdb command to run after gdb starts, before the program runs (repeatable)")
     g.add_argument("-x", dest="x_files", action="append", default=[], metavar="FILE",
-                   help="gdb command file to source at start-up (repeatable)")
-    g.add_argument("--gdb", metavar="PATH", help="the gdb to use (any gdb or cuda-gdb)")
+                   help="gdb command file to source at start-up (repeatable)").complete = FILE
+    g.add_argument("--gdb", metavar="PATH", help="the gdb to use (any gdb or cuda-gdb)").complete = FILE
     g.add_argument("--cuda", action="store_true", help="use cuda-gdb (found on PATH or in /usr/local/cuda/bin)")
     g.add_argument("--nx", action="store_true", help="do not read any gdbinit file")
     g.add_argument("--debuginfod", action="store_true",
@@ -57,7 +63,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     u = p.add_argument_group("interface")
     u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
     u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
-    u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)")
+    u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)").complete = FILE
+
+
+def _add_fresh(p) -> None:
+    p.add_argument("--fresh", action="store_true",
+                   help="start without the breakpoints, watches and layout remembered from the last run of this "
+                   "program in this directory (kept in $XDG_STATE_HOME/tuidbg)")
 
 
 def version_text() -> str:
@@ -122,8 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
         usage="tuidbg run [options] (-- PROGRAM | -m MODULE | script.py) [ARGS ...]",
     )
     _add_common(run)
-    run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets")
-    run.add_argument("--cwd", metavar="DIR", help="working directory of the program")
+    _add_fresh(run)
+    run.add_argument("--profile", metavar="NAME",
+                     help="start as profile NAME of .tuidbg.toml (in this folder or one above) says: program, "
+                     "arguments, environment, gdb, breakpoints; options given here win")
+    run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets").complete = FILE
+    run.add_argument("--cwd", metavar="DIR", help="working directory of the program").complete = DIRECTORY
     run.add_argument("--no-agent", action="store_true",
                      help="do not load tuidbg's Python agent (no Python breakpoints or stepping)")
     run.add_argument("--break-on-exception", action="store_true",
@@ -139,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Quitting detaches and leaves the process running.",
     )
     _add_common(attach)
+    _add_fresh(attach)
     attach.add_argument("pid", nargs="?", metavar="PID", help="process ID")
     attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
     attach.add_argument("--no-agent", action="store_true",
@@ -148,14 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     core = sub.add_parser("core", help="open a core file", description="Open a core file of EXE post mortem.")
     _add_common(core)
-    core.add_argument("exe", metavar="EXE", help="the executable that dumped core")
-    core.add_argument("corefile", metavar="CORE", help="the core file")
+    core.add_argument("exe", metavar="EXE", help="the executable that dumped core").complete = FILE
+    core.add_argument("corefile", metavar="CORE", help="the core file").complete = FILE
     core.set_defaults(func=cmd_core)
 
     from tuidbg.dump import add_dump_parser, add_view_parser  # tuidbg dump PID... [--json], tuidbg view FILE...
 
     add_dump_parser(sub)
-    add_view_parser(sub)
+    add_view_parser(sub, complete_files=FILE)
+    from tuidbg.completion import add_completion_parser  # tuidbg completion bash|zsh
+
+    add_completion_parser(sub, parser)
     return parser
 
 
@@ -217,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-SUBCOMMANDS = ("run", "attach", "core", "dump", "view")
+SUBCOMMANDS = ("run", "attach", "core", "dump", "view", "completion")
 
 
 def hoist_options(argv: list[str]) -> list[str]:
@@ -252,16 +272,23 @@ def _main(argv: list[str]) -> int:
     parser = build_parser()
     argv = hoist_options(argv)
     if argv and argv[0] == "run":
-        opts, target, module = split_run_argv(argv[1:])
-        args = parser.parse_args(["run"] + opts)
-        args.target = target
-        args.module = module
+        args = run_args(argv[1:], parser)
     else:
         args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return args.func(args)
+
+
+def run_args(argv: list[str], parser=None):
+    """The parsed arguments of ``tuidbg run ARGV`` (the program's own arguments in ``.target``)."""
+    parser = parser or build_parser()
+    opts, target, module = split_run_argv(argv)
+    args = parser.parse_args(["run"] + opts)
+    args.target = target
+    args.module = module
+    return args
 
 
 def _session_config(args, mode: str):
@@ -291,6 +318,26 @@ def _ui_options(args) -> UIOptions:
 
 
 def cmd_run(args) -> int:
+    cfg = run_config(args)
+    ui = _ui_options(args)
+    ui.profile_config = lambda name: _profile_config(name, cfg)
+    return run_ui(cfg, ui)
+
+
+def _profile_config(name: str, current):
+    """The configuration of ``tuidbg run --profile NAME``, keeping this session's --nx and --debuginfod."""
+    cfg = run_config(run_args(["--profile", name]))
+    cfg.nx, cfg.debuginfod = current.nx, current.debuginfod
+    return cfg
+
+
+def run_config(args):
+    """The session configuration of ``tuidbg run`` (a profile applied); UsageError for bad input."""
+    env: dict[str, str] = {}
+    if args.profile:
+        from tuidbg import profiles
+
+        env = profiles.apply(profiles.load(args.profile), args)
     cwd = os.path.abspath(args.cwd) if args.cwd else None
     if cwd and not os.path.isdir(cwd):
         raise UsageError(f"--cwd {args.cwd}: no such directory")
@@ -304,13 +351,25 @@ def cmd_run(args) -> int:
     cfg.program = target.program
     cfg.args = target.args
     cfg.cwd = cwd
+    cfg.program_env.update(env)
     cfg.python_target = target.python
     cfg.agent = target.python and not args.no_agent
     cfg.break_on_exception = bool(args.break_on_exception)
     cfg.break_on_failure = bool(args.break_on_failure)
     if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
         raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
-    return run_ui(cfg, _ui_options(args))
+    _remember(cfg, args)
+    return cfg
+
+
+def _remember(cfg, args) -> None:
+    """Where this program's breakpoints, watches and layout are remembered (tuidbg.engine.remember)."""
+    from tuidbg.engine import remember
+
+    program = remember.program_identity(cfg)
+    if program is not None:
+        cfg.remember = remember.state_file(os.getcwd(), program)
+        cfg.fresh_state = bool(args.fresh)
 
 
 def cmd_attach(args) -> int:
@@ -337,6 +396,7 @@ def cmd_attach(args) -> int:
     except OSError:
         pass
     cfg.agent = cfg.python_target and not args.no_agent
+    _remember(cfg, args)
     return run_ui(cfg, _ui_options(args))
 
 

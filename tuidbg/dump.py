@@ -68,8 +68,8 @@ def add_dump_parser(sub):
     return p
 
 
-def add_view_parser(sub):
-    """Register ``view`` on the CLI's subparsers."""
+def add_view_parser(sub, complete_files=None):
+    """Register ``view`` on the CLI's subparsers (``complete_files``: shtab's file completion)."""
     p = sub.add_parser(
         "view",
         help="open the report of tuidbg dump --json (of one node, or of several) in the terminal, read-only",
@@ -77,7 +77,9 @@ def add_view_parser(sub):
         "terminal: the distinct stacks, fewest processes first; the frames and source of the one under the "
         "cursor; the processes that share it. Read-only: nothing is attached to.",
     )
-    p.add_argument("files", metavar="FILE", nargs="+", help="dumps written by tuidbg dump --json")
+    files = p.add_argument("files", metavar="FILE", nargs="+", help="dumps written by tuidbg dump --json")
+    if complete_files is not None:
+        files.complete = complete_files  # type: ignore[attr-defined]
     p.set_defaults(func=cmd_view)
     return p
 

@@ -11,16 +11,20 @@ from tuidbg.engine.cuda import CudaExtension
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.pyagent import PyAgent
 from tuidbg.engine.pystack import PystackExtension
+from tuidbg.engine.remember import RememberExtension
 from tuidbg.engine.session import DebugSession, SessionConfig
 from tuidbg.engine.transport import Transport
 
 
 def default_extensions(config: SessionConfig) -> list[Extension]:
     """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
-    tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it."""
+    tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, and the
+    remembered breakpoints when there is a file for them."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
     if config.agent:
         exts.append(PyAgent(config))
+    if config.remember:
+        exts.append(RememberExtension(config))  # (last: it puts Python breakpoints into the agent)
     return exts
 
 

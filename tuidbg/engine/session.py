@@ -87,9 +87,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self._extension_factory = extensions
         self.extensions: list[Extension] = list(extensions(config)) if extensions is not None else []
 
-    def renew(self) -> DebugSession:
-        """A new session (not started) like this one: the same configuration, fresh extensions."""
-        return DebugSession(self.config, extensions=self._extension_factory)
+    def renew(self, config: SessionConfig | None = None) -> DebugSession:
+        """A new session (not started) like this one: the same configuration (or ``config``), fresh extensions."""
+        return DebugSession(config or self.config, extensions=self._extension_factory)
 
     # -- state and listeners ------------------------------------------------------------------
 

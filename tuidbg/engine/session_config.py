@@ -31,6 +31,8 @@ class SessionConfig:
     agent: bool = False  # load tuidbg's in-process Python agent (Python breakpoints, stepping)
     break_on_exception: bool = False  # the agent stops on uncaught Python exceptions
     break_on_failure: bool = False  # the agent stops at a failing pytest test
+    remember: str | None = None  # the file of remembered breakpoints (engine.remember); None: none
+    fresh_state: bool = False  # --fresh: do not put the remembered ones back
 
     def describe(self) -> str:
         if self.mode == "attach":

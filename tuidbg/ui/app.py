@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.content import Content
@@ -36,7 +36,7 @@ from tuidbg.engine.python.merge import merged_stack
 from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.ui import bindings
+from tuidbg.ui import bindings, profile_commands, remembered
 from tuidbg.engine import cuda
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.panes.cuda import CudaPane
@@ -209,6 +209,11 @@ class TuidbgApp(App[int], inherit_bindings=False):
         yield StatusLine(id="status")
         yield Footer()
 
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        for title, help_text, callback in profile_commands.commands(self):
+            yield SystemCommand(title, help_text, callback)
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
@@ -219,6 +224,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._apply_theme(self._theme_name)
         self.set_keymap(self.keymap_info.keys)
         self._attach_panes(self.session)
+        remembered.restore(self)  # the last run's watches and layout
+        self.set_interval(1.0, lambda: remembered.sync(self))
         self.session.on_state(self._on_engine_state)
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
@@ -359,7 +366,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self.query_one(ThreadsPane).update_state(state, *self._thread_python(state))
                 self._update_locals(state)
                 self.query_one(WatchPane).update_state(state, python=self._python_frame_ref(state))
-            self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state))
+            self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state),
+                                                         *remembered.pane_extras(self.session))
             self._update_source(state, prev)
         self._notice_transitions(prev, state)
 
@@ -959,6 +967,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @on(BreakpointsPane.Action)
     def _breakpoint_action(self, message: BreakpointsPane.Action) -> None:
         num = message.number
+        if num.startswith("gone"):
+            remembered.forget(self, message.kind, int(num[4:]))
+            return
         b = self.state.breakpoint(num)
         if message.python:
             self._python_breakpoint_action(message.kind, int(num))
@@ -1131,6 +1142,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
     @work(group="quit", exit_on_error=False)
     async def _close_and_exit(self, how: str) -> None:
         self._quitting = True
+        remembered.sync(self)
         try:
             await asyncio.wait_for(self.session.close(how), 15)
         except Exception as exc:
@@ -1193,14 +1205,15 @@ class TuidbgApp(App[int], inherit_bindings=False):
         elif choice == "quit":
             self._close_and_exit("auto")
 
-    def restart_session(self) -> None:
+    def restart_session(self, config=None) -> None:
+        """A new gdb: with the same configuration, or ``config`` (a launch profile chosen in the palette)."""
         async def restart() -> None:
             old = self.session
             try:
                 await old.close()
             except Exception:
                 pass
-            new = old.renew()
+            new = old.renew(config)
             self.session = new
             self._attach_panes(new)
             new.on_state(self._on_engine_state)
@@ -1212,8 +1225,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
             if old.config.mode in ("attach", "core"):
                 await new.launch()
             self._apply_state(new.state)
-            if old.config.mode == "run":
-                self.query_one(OutputPane).note(f"── starting {old.config.describe()}")
+            if new.config.mode == "run":
+                self.query_one(OutputPane).note(f"── starting {new.config.describe()}")
                 await new.launch()
 
         self._run(restart, "restart session", group="session")

@@ -116,6 +116,10 @@ def bp_where(b: Breakpoint) -> str:
     return base
 
 
+def _note(notes: dict[str, str], key: str) -> str:
+    return f" ({notes[key]})" if key in notes else ""
+
+
 class BreakpointsPane(DataTable):
     """All breakpoints; toggle, delete, set a condition, jump to the source."""
 
@@ -140,15 +144,20 @@ class BreakpointsPane(DataTable):
     def __init__(self, **kw) -> None:
         super().__init__(cursor_type="row", **kw)
         self._key: tuple | None = None
-        self.extra_rows: list[tuple[str, Text, Text, Text, Text, Text]] = []
 
     def on_mount(self) -> None:
         self.add_columns("#", "On", "Where", "Condition", "Hits")
 
-    def update_state(self, state: DebuggerState, python_rows: list[dict] | None = None) -> None:
+    def update_state(self, state: DebuggerState, python_rows: list[dict] | None = None,
+                     notes: dict[str, str] | None = None, gone: list[dict] | None = None) -> None:
+        """``notes``: row key ("n:3", "p:2") -> what happened to a remembered breakpoint ("moved 41→44");
+        ``gone``: remembered breakpoints not placed (``file``/``line`` or ``location``, and ``why``)."""
         bps = [b for b in state.breakpoints if not b.internal]
         py = python_rows or []
-        key = (tuple(bps), tuple(tuple(sorted(r.items())) for r in py))
+        notes = notes or {}
+        gone = gone or []
+        key = (tuple(bps), tuple(tuple(sorted(r.items())) for r in py), tuple(sorted(notes.items())),
+               tuple(repr(sorted(g.items())) for g in gone))
         if key == self._key:
             return
         self._key = key
@@ -159,7 +168,7 @@ class BreakpointsPane(DataTable):
             self.add_row(
                 T(b.number),
                 T("●" if b.enabled else "○", "bold red" if b.enabled else "dim"),
-                T(kind + bp_where(b)),
+                T(kind + bp_where(b) + _note(notes, f"n:{b.number}")),
                 T(b.condition or ""),
                 T(b.times),
                 key=f"n:{b.number}",
@@ -168,10 +177,21 @@ class BreakpointsPane(DataTable):
             self.add_row(
                 T(f"py{r['id']}"),
                 T("●" if r.get("enabled", True) else "○", "bold red" if r.get("enabled", True) else "dim"),
-                T(f"{r['file']}:{r['line']}" + (f" (moved from {r['requested_line']})" if r.get("requested_line") not in (None, r["line"]) else "")),
+                T(f"{r['file']}:{r['line']}" + (f" (moved from {r['requested_line']})" if r.get("requested_line") not in (None, r["line"]) else "")
+                  + _note(notes, f"p:{r['id']}")),
                 T(r.get("condition") or ""),
                 T(r.get("hits", 0)),
                 key=f"p:{r['id']}",
+            )
+        for i, g in enumerate(gone):
+            where = f"{g['file']}:{g['line']}" if g.get("file") else str(g.get("location"))
+            self.add_row(
+                T("py" if g.get("kind") == "python" else "", "dim"),
+                T("✕", "bold yellow"),
+                T(f"{where} ({g.get('why', 'not placed')})", "yellow"),
+                T(g.get("condition") or ""),
+                T(""),
+                key=f"g:{i}",
             )
         if self.row_count:
             self.move_cursor(row=min(current, self.row_count - 1), animate=False)
@@ -186,6 +206,8 @@ class BreakpointsPane(DataTable):
         if not key:
             return None
         kind, num = key.split(":", 1)
+        if kind == "g":
+            return f"gone{num}", False  # a remembered breakpoint that could not be placed
         return num, kind == "p"
 
     def _act(self, kind: str) -> None:

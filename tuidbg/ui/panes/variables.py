@@ -23,7 +23,6 @@ from tuidbg.engine.records import CHILDREN_PAGE, VarObj
 from tuidbg.ui.text import truncate, visible
 
 
-@dataclass(frozen=True)
 class VarSource(Protocol):
     """What the variable panes read on demand (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
 
@@ -35,6 +34,7 @@ class VarSource(Protocol):
     async def var_delete(self, name: str) -> None: ...
 
 
+@dataclass(frozen=True)
 class PythonFrameRef:
     """A Python frame of a stop of tuidbg's agent: which stop (its generation) and the frame's number
     as the agent counts (its own frames left out)."""
