@@ -22,7 +22,8 @@ The walk itself (thread states -> frames -> code objects) is here; its parts are
   (``cpython_layouts`` holds the per-version layouts),
 - ``cpython_lines``: the per-version line tables,
 - ``cpython_native``: which native frame runs each run of Python frames,
-- ``cpython_values``: a frame's locals and short reprs of objects.
+- ``cpython_values``: a frame's locals and short reprs of objects,
+- ``cpython_results``: a walk as a compact JSON-able dict (strings interned).
 
 This module re-exports what the front end and the tests use (``__all__``).
 """
@@ -41,6 +42,7 @@ from .cpython_layouts import (
 from .cpython_lines import line_at, line_ranges
 from .cpython_mem import GdbThread, Memory, NativeFrame, NoPython, ReadError, Target, WalkError, i32_at, i64_at, u32_at, u64_at
 from .cpython_native import attach_native
+from .cpython_results import result_dict
 from .cpython_values import ValueFormatter
 
 # What the front end (tuidbg/engine/pystack_mi.py) and the tests use from this module: the
@@ -525,56 +527,6 @@ def walk(target, interp, cache=None, thread=None, max_frames=DEFAULT_MAX_FRAMES,
             if native == "all" or (r.gdb is not None and r.gdb.num in native):
                 attach_native(target, r, native_depth)
     return w, recs
-
-
-def result_dict(interp, recs):
-    """A compact JSON-able description (strings interned in a table)."""
-    strings = []
-    index = {}
-
-    def s(x):
-        if x is None:
-            return -1
-        i = index.get(x)
-        if i is None:
-            i = index[x] = len(strings)
-            strings.append(x)
-        return i
-
-    threads = []
-    for r in recs:
-        g = r.gdb
-        frames = []
-        for f in r.frames:
-            frames.append([
-                s(f.function), s(f.qualname), s(f.file), f.line if f.line is not None else -1,
-                1 if f.entry else 0, f.native_level if f.native_level is not None else -1, f.code, f.addr,
-            ])
-        threads.append({
-            "tid": g.num if g is not None else None,
-            "lwp": g.lwp if g is not None else r.native_id,
-            "name": g.name if g is not None else None,
-            "thread_id": r.thread_id,
-            "native_id": r.native_id,
-            "tstate": r.tstate,
-            "interp": r.interp_id,
-            "truncated": 1 if r.truncated else 0,
-            "error": r.error,
-            "merge": r.merge,
-            "merge_note": r.merge_note,
-            "frames": frames,
-        })
-    return {
-        "v": 1,
-        "python": interp.version_text,
-        "runtime": interp.runtime,
-        "runtime_from": interp.runtime_source,
-        "offsets": interp.offsets_source,
-        "objfile": interp.objfile,
-        "text": [list(r) for r in interp.interp_text],
-        "strings": strings,
-        "threads": threads,
-    }
 
 
 def locals_result(interp, cache, tid, index, max_items=10, max_str=200):
