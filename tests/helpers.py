@@ -155,3 +155,15 @@ def debian_py311_param(id: str = "debian-3.11-stripped"):
         id=id,
         marks=pytest.mark.skipif(not present, reason="this machine has no /usr/bin/python3.11"),
     )
+
+
+def check_error(res: subprocess.CompletedProcess, *needles: str) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, res.stderr
+    line = lines[0]
+    assert line.startswith("tuidbg: "), line
+    for n in needles:
+        assert n in line, (n, line)
+    return line

@@ -9,19 +9,7 @@ import sys
 
 import pytest
 from conftest import requires_gdb
-from helpers import REPO, run_tuidbg
-
-
-def check_error(res: subprocess.CompletedProcess, *needles: str) -> str:
-    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    assert "Traceback" not in res.stderr
-    lines = [l for l in res.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1, res.stderr
-    line = lines[0]
-    assert line.startswith("tuidbg: "), line
-    for n in needles:
-        assert n in line, (n, line)
-    return line
+from helpers import REPO, check_error, run_tuidbg
 
 
 def test_pid_not_a_number():

@@ -13,7 +13,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import line_of, run_tuidbg
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
-from test_cli_errors import check_error
+from helpers import check_error
 
 pytestmark = [requires_gdb, pytest.mark.slow]
 

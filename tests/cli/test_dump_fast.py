@@ -17,7 +17,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import REPO, line_of, run_tuidbg, tuidbg_cmd
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
-from test_cli_errors import check_error
+from helpers import check_error
 
 pytestmark = [pytest.mark.slow]
 

@@ -18,7 +18,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import REPO, DEBIAN_PY311, line_of, run_tuidbg, tuidbg_cmd
 from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, read_json, tracer_pid
-from test_cli_errors import check_error
+from helpers import check_error
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's /usr/bin/python3.11")]

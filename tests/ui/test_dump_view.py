@@ -10,7 +10,7 @@ import time
 import pytest
 from helpers import DEBIAN_PY311, line_of, run_tuidbg
 from pystack_helpers import PY_PROGRAMS
-from test_cli_errors import check_error
+from helpers import check_error
 
 from tuidbg import dumpreport as R
 from tuidbg.ui.dumpview import ViewApp
