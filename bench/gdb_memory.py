@@ -6,16 +6,16 @@ once the stop is shown:
 
 - plain gdb: ``gdb -nx -p PID -ex "thread apply all bt"``, read 2 s after the backtrace;
 - tuidbg attach: the TUI, headless (Textual's test driver, same code), attached with the Python
-  agent, read once the attach stop's panes show the Python frames and 1 s has passed; the native
-  frame 0 (libc's clock_nanosleep) is selected, so the Locals pane shows its arguments, types too;
+  agent, read once the attach stop's panes show the Python frames and 1 s has passed (the user's
+  Python frame is selected, its locals shown; libc's frame 0 is not, and its locals are not read);
 - tuidbg run with a Python breakpoint: the TUI stopped by the agent at the breakpoint, read 1 s
   after the Python frame's locals are shown (native frame 0 is the agent's stop function, which
   has no debug info).
 
-What the difference is (found with ``maint``-free bisection over the MI commands tuidbg sends):
-``-stack-list-variables --simple-values`` on libc's ``clock_nanosleep`` frame. Printing the type
-of its argument ``req`` (``const struct timespec *``) makes gdb expand libc6-dbg's debug info:
-plain gdb's ``whatis req`` costs the same 28 MiB, ``info locals`` (values, no types) nothing.
+What the difference was (bisected over the MI commands tuidbg sends): ``-stack-list-variables
+--simple-values`` on libc's ``clock_nanosleep`` frame at the attach stop. Printing the type of its
+argument ``req`` (``const struct timespec *``) makes gdb expand libc6-dbg's debug info: plain gdb's
+``whatis req`` costs the same 28 MiB, ``info locals`` (values, no types) nothing.
 
 Usage: python bench/gdb_memory.py [--runs N]
 """
@@ -125,7 +125,7 @@ def main() -> None:
         run.append(asyncio.run(tuidbg_run_breakpoint()))
     p = statistics.median(plain)
     print(f"plain gdb -p + bt                    median {p:6.1f} MiB  {[round(x, 1) for x in plain]}")
-    for label, xs in (("tuidbg attach, native frame shown", ours), ("tuidbg run, at a Python breakpoint", run)):
+    for label, xs in (("tuidbg attach, the attach stop shown", ours), ("tuidbg run, at a Python breakpoint", run)):
         o = statistics.median(xs)
         print(f"{label:<36} median {o:6.1f} MiB  {[round(x, 1) for x in xs]}  {o - p:+.1f} MiB ({o / p:.2f}x)")
 

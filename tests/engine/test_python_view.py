@@ -60,6 +60,22 @@ def test_at_a_plain_stop_the_partner_of_the_selected_native_frame_is_selected():
     assert V.next_selection(newer, V.PySelection(key=(3, "1"), index=1)).index == 0
 
 
+def test_an_attach_or_an_interrupt_selects_the_users_innermost_frame_not_libcs():
+    py = PyThread(tid="1", frames=(pyf(0, "inner", 1), pyf(1, "outer", 2)))
+    # the attach: gdb's *stopped record gives no reason and no signal; frame 0 is libc's sleep
+    attach = stopped(NATIVE, py_threads=[py]).evolve(stop=StopInfo(reason="", thread_id="1"))
+    assert V.auto_python_stop(attach)
+    assert V.next_selection(attach, V.PySelection()).index == 0
+    sigint = stopped(NATIVE, signal="SIGINT", py_threads=[py])
+    assert V.auto_python_stop(sigint)
+    # a native breakpoint is not one: the partner of the selected native frame stays the rule
+    at_bp = stopped(NATIVE, selected_frame=2, py_threads=[py])
+    assert not V.auto_python_stop(at_bp) and V.next_selection(at_bp, V.PySelection()).index == 1
+    # nor is a stop in another thread than the one selected
+    other = attach.evolve(selected_thread="2")
+    assert not V.auto_python_stop(other)
+
+
 def test_the_agents_frames_are_skipped_and_folded():
     py = PyThread(tid="1", frames=(pyf(0, "_stop", 1, file=AGENT_FILE), pyf(1, "user_fn", 2), pyf(2, "main", 2)))
     stop = AgentStop(reason=P.R_BREAKPOINT, seq=1, thread_id="1", native_id=11, python_thread=5,

@@ -14,6 +14,7 @@ from tuidbg.engine import pyagent
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import AgentStop, is_agent_file
 from tuidbg.engine.state import ProcessState
+from tuidbg.ui.panes.frames import CppFramesPane, NativeRow
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, WatchPane
@@ -473,3 +474,41 @@ async def test_console_continue_after_a_python_breakpoint_set_at_a_native_stop(l
             await pilot.pause(0.3)
         stop = await until_py_stop(pilot, "breakpoint", after)
         assert stop.func == "compute"
+
+
+async def test_attach_shows_the_users_python_frame_and_reads_libcs_locals_only_when_asked(tmp_path):
+    # At the attach stop, frame 0 is libc's sleep; the user came to see their Python line, so that is
+    # selected and its locals shown. libc's locals (whose types cost gdb libc's debug info:
+    # bench/gdb_memory.py) are read when its row is chosen, not before.
+    import subprocess
+
+    python = _interp("debian-3.11") or _interp("pyenv-3.12")
+    if python is None:
+        pytest.skip("neither Debian's python3.11 nor pyenv's 3.12 is on this machine")
+    proc = subprocess.Popen([str(python), str(FOREVER), str(tmp_path / "counter")], stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    try:
+        assert proc.stdout.readline().strip() == b"ready"
+        app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
+        async with app.run_test(size=(160, 48)) as pilot:
+            def python_shown() -> bool:
+                pt = pyview.python_thread(app.state) if app.state.is_stopped else None
+                return pt is not None and app.py_sel is not None and "n" in locals_of(app)
+
+            await until(pilot, python_shown, 60, "the attach stop with the Python frame's locals")
+            pt = pyview.python_thread(app.state)
+            chosen = pt.frames[app.py_sel]
+            assert chosen.file == str(FOREVER) and chosen.function in ("main", "tick")
+            await pilot.pause(0.8)  # (longer than the wait for Python stacks before native locals are read)
+            tid = app.state.selected_thread
+            assert app.state.selected_frame != 0 and app.state.locals_key != (tid, 0)  # libc's frame: not read
+            cpp = app.query_one(CppFramesPane)
+            idx = next(i for i, r in enumerate(cpp.rows) if isinstance(r, NativeRow) and r.frame.level == 0)
+            await pilot.click("#cpp-list", offset=(5, idx))
+            await until(pilot, lambda: app.state.selected_frame == 0 and app.state.locals_key == (tid, 0), 15,
+                        "libc's frame chosen, its locals read")
+            await app.session.close()  # (attach: detaches)
+        assert proc.poll() is None  # left running
+    finally:
+        proc.kill()
+        proc.wait(30)

@@ -238,6 +238,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
 
     def _attach_panes(self, session: DebugSession) -> None:
         bridge = SessionBridge(session)  # the panes' one door to this session
+        # A Python program's stops show a Python frame's locals first: native ones when shown.
+        session.native_locals_on_stop = not session.config.python_target
         for w in self.query(VariablesTree):
             w.source = bridge
         for p in self.query(CudaPane):
@@ -594,7 +596,29 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 return
             pane.update_state(state, python_vars=vars_, python_key=key)
             return
+        self._native_locals_wanted(state)
         pane.update_state(state)
+
+    def _native_locals_wanted(self, state: DebuggerState, waited: bool = False) -> None:
+        """The selected native frame's locals are shown: read them if the refresh left them out
+        (a Python program's session). While this stop's Python stacks are still being read, wait
+        for them (they may select a Python frame) or half a second (a process without Python)."""
+        s = self.session
+        if not state.is_stopped or s.native_locals_on_stop:
+            return
+        if state.locals_key == (state.selected_thread or state.current_thread, state.selected_frame):
+            return
+        if not waited and state.python.stack is None and pyview.exception_stop(state) is None:
+            gen = state.generation
+
+            def later() -> None:
+                st = self.state
+                if st.generation == gen and self.py_sel is None:
+                    self._native_locals_wanted(st, waited=True)
+
+            self.set_timer(0.5, later)
+            return
+        self._run(s.load_locals, "read the locals", group="locals")
 
     def _fetch_python_locals(self, key: tuple) -> None:
         if key in self._py_locals_inflight:

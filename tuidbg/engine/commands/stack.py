@@ -21,6 +21,12 @@ FRAME_PAGE = 64  # frames fetched per request
 
 
 class StackCommands(CommandBase):
+    # False: the refresh after a stop leaves the selected frame's native locals out, and
+    # load_locals() reads them when they are to be shown. A front end showing a Python program
+    # turns this off: at its stops it shows a Python frame's locals first, and asking gdb for a
+    # libc frame's locals with their types makes it read libc's debug info (bench/gdb_memory.py).
+    native_locals_on_stop = True
+    _locals_asked: tuple | None = None  # (generation, thread, frame) load_locals() last asked for
     def _start_refresh(self, generation: int) -> None:
         if self._refresh_task is not None and not self._refresh_task.done():
             self._refresh_task.cancel()
@@ -49,7 +55,15 @@ class StackCommands(CommandBase):
             tid = st.selected_thread
             # The three queries go out together (gdb answers them in order) and the
             # state changes once, so the UI repaints once per stop, not three times.
-            if tid:
+            if tid and not self.native_locals_on_stop:
+                threads, (frames, more) = await asyncio.gather(self.fetch_threads(), self.fetch_frames(tid, 0, FRAME_PAGE))
+                self.set_state(
+                    apply_refresh(
+                        self._state, generation, threads=threads, frames=frames, frames_thread=tid, more_frames=more,
+                        done=True,
+                    )
+                )
+            elif tid:
                 threads, (frames, more), locs = await asyncio.gather(
                     self.fetch_threads(), self.fetch_frames(tid, 0, FRAME_PAGE), self.fetch_locals(tid, 0)
                 )
@@ -76,6 +90,20 @@ class StackCommands(CommandBase):
         except (MIError, Timeout) as exc:
             log.info("refresh failed: %s", exc)
             self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
+
+    async def load_locals(self) -> None:
+        """The selected frame's native locals, when the refresh left them out (once per stop and frame)."""
+        st = self._state
+        tid = st.selected_thread or st.current_thread
+        if not st.is_stopped or not tid:
+            return
+        key = (tid, st.selected_frame)
+        asked = (st.generation, *key)
+        if st.locals_key == key or self._locals_asked == asked:
+            return
+        self._locals_asked = asked
+        locs = await self.fetch_locals(*key)
+        self.set_state(apply_refresh(self._state, st.generation, locals_=locs, locals_key=key))
 
     async def fetch_threads(self) -> tuple[Thread, ...]:
         res = await self.cmd("-thread-info")
@@ -142,8 +170,9 @@ class StackCommands(CommandBase):
             await self.cmd(f"-thread-select {tid}", check=False)
         frames, more = await self.fetch_frames(tid, 0, FRAME_PAGE)
         self.set_state(apply_refresh(self._state, gen, frames=frames, frames_thread=tid, more_frames=more))
-        locs = await self.fetch_locals(tid, 0)
-        self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
+        if self.native_locals_on_stop:  # (otherwise load_locals() reads them if frame 0 stays shown)
+            locs = await self.fetch_locals(tid, 0)
+            self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
         for stage in self.refresh_stages:
             if getattr(stage, "on_select", False):
                 await stage(self, gen)

@@ -8,8 +8,9 @@ These are the rules the panes render (the app keeps only the user's choices betw
   the callers still running.
 - :func:`stop_generation`: which stop the user sees (an agent request's short stops are the same).
 - :func:`next_selection`: which Python frame is selected after a state change: kept per stop and
-  thread; at a stop Python code made on purpose (a SIGTRAP it sent, the agent's stop) the user's
-  innermost frame; otherwise the partner of the selected native frame.
+  thread; at a stop Python code made on purpose (a SIGTRAP it sent, the agent's stop) or one that
+  caught the program wherever it was (attach, interrupt), the user's innermost frame; otherwise
+  the partner of the selected native frame.
 - :func:`agent_top` and :func:`fold_agent_top`: the agent's own native frames above the user's code
   at its stop, folded into one row.
 - :func:`eval_frame_notes` and :func:`thread_python`: the labels of eval-loop frames and threads.
@@ -82,12 +83,22 @@ def user_python_frame(pt: PyThread) -> PyFrame | None:
     return next(iter(user_frames(pt.frames)), None)
 
 
+# Stops that catch a program wherever it is: the attach (its *stopped record gives no reason) and
+# an interrupt. In a thread running Python, the user's Python line is what they came to see (the
+# libc call under it is a sleep or a lock; its locals, with their types, also cost gdb libc's
+# whole debug info: bench/gdb_memory.py).
+CATCH_STOP_REASONS = ("",)
+CATCH_STOP_SIGNALS = ("SIGINT",)
+
+
 def auto_python_stop(state: DebuggerState) -> bool:
-    """A stop that Python code caused on purpose (SIGTRAP, the agent): show the Python frame."""
+    """A stop where the Python frame is shown first: one Python code caused on purpose (SIGTRAP, the
+    agent), or one that caught the program wherever it was (attach, interrupt)."""
     stop = state.stop
     if stop is None or state.selected_thread != (stop.thread_id or state.current_thread):
         return False
-    return stop.signal_name == "SIGTRAP" or state.python.stop is not None
+    return (stop.signal_name in ("SIGTRAP", *CATCH_STOP_SIGNALS) or state.python.stop is not None
+            or (stop.reason in CATCH_STOP_REASONS and stop.signal_name is None))
 
 
 @dataclass(frozen=True)
