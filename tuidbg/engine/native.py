@@ -1,0 +1,613 @@
+"""The machine level of a stopped program: instructions, registers, memory, instruction stepping.
+
+- :func:`disassemble` runs ``-data-disassemble`` on a bounded address range (mode 5: source lines
+  mixed in where there is line information, raw opcodes), as ``Instruction`` and ``SourceLine``
+  rows. :class:`DisasmWindow` keeps a window of rows around an address and grows it a chunk at a
+  time in either direction, so that a function of tens of thousands of instructions is never
+  disassembled whole. Going up needs an instruction boundary below the window: the function's
+  start when the symbol says it is near (``func+offset``), else a decode from a little further
+  back that must land exactly on the window's first instruction (x86's variable-length decoding
+  falls into step within a few instructions; the rows before the slack are dropped).
+- Registers: names once per session, values in hex (flags registers also in gdb's decoded
+  ``[ ZF IF ]`` form), ``-data-list-changed-registers`` for what changed since the last look,
+  grouped (general, flags, vector, x87, other; sub-registers such as ``eax`` are left out).
+- Memory: ``-data-read-memory-bytes`` in chunks that say which pages could not be read rather
+  than failing the whole range; ``-data-write-memory-bytes``; an expression's address.
+- ``stepi``/``nexti`` (``-exec-step-instruction``/``-exec-next-instruction``), a breakpoint on an
+  instruction and running to one.
+
+Everything takes the session and talks MI through ``session.cmd``; the records are frozen.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Union
+
+from tuidbg.engine import mi
+from tuidbg.engine.errors import EngineError, MIError
+from tuidbg.engine.state import ProcessState
+
+if TYPE_CHECKING:
+    from tuidbg.engine.session import DebugSession
+
+CHUNK = 768  # bytes disassembled per extension (about 150-250 x86 instructions)
+SLACK = 48  # extra bytes decoded before a range whose start is not a known boundary
+PAGE = 4096
+MAX_INSN = 16  # longest x86 instruction
+
+# -- records ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    size: int  # bytes (from the raw opcodes; 0 when gdb gave none)
+    text: str  # "mov    %edi,%eax"
+    opcodes: str = ""  # "89 f8"
+    func: str | None = None
+    offset: int | None = None
+
+    @property
+    def symbol(self) -> str:
+        """``func+offset`` (``func`` at its first byte), or "" where gdb names no symbol."""
+        if not self.func:
+            return ""
+        return self.func if not self.offset else f"{self.func}+{self.offset}"
+
+    @property
+    def mnemonic(self) -> str:
+        return self.text.split(None, 1)[0] if self.text.strip() else ""
+
+    @property
+    def is_call(self) -> bool:
+        return self.mnemonic.startswith(("call", "bl")) and not self.mnemonic.startswith("blr")
+
+    @property
+    def is_jump(self) -> bool:
+        m = self.mnemonic
+        return m.startswith("j") or m in ("b", "cbz", "cbnz", "tbz", "tbnz") or m.startswith("b.")
+
+    @property
+    def target(self) -> int | None:
+        """The address a direct call or jump goes to (``call 0x1234 <f>``), else None."""
+        if not (self.is_call or self.is_jump):
+            return None
+        m = _TARGET.search(self.text.split(None, 1)[1] if " " in self.text.strip() else "")
+        return int(m.group(1), 16) if m else None
+
+    @property
+    def target_symbol(self) -> str | None:
+        m = _TARGET.search(self.text)
+        return m.group(2) if m and m.group(2) else None
+
+
+_TARGET = re.compile(r"(?:^|[\s,#])(?:0x)?([0-9a-fA-F]{4,16})(?:\s+<([^>]+)>)?\s*$")
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    fullname: str
+    line: int
+    text: str | None  # None when the file is not on this machine
+
+    @property
+    def file(self) -> str:
+        return os.path.basename(self.fullname)
+
+
+Row = Union[Instruction, SourceLine]
+
+
+def _size(opcodes: str) -> int:
+    return len(opcodes.split())
+
+
+def _instruction(d: dict) -> Instruction | None:
+    addr = mi.to_int(d.get("address"))
+    if addr is None:
+        return None
+    opcodes = str(d.get("opcodes", "") or "")
+    return Instruction(
+        address=addr,
+        size=_size(opcodes),
+        text=str(d.get("inst", "") or ""),
+        opcodes=opcodes,
+        func=d.get("func-name") or None,
+        offset=mi.to_int(d.get("offset")),
+    )
+
+
+_SOURCE_CACHE: dict[str, tuple[float, list[str]]] = {}
+
+
+def source_text(fullname: str, line: int) -> str | None:
+    """Line ``line`` of a source file (cached per file and modification time), or None."""
+    try:
+        mtime = os.stat(fullname).st_mtime
+    except OSError:
+        return None
+    cached = _SOURCE_CACHE.get(fullname)
+    if cached is None or cached[0] != mtime:
+        try:
+            with open(fullname, encoding="utf-8", errors="replace") as f:
+                cached = (mtime, f.read().splitlines())
+        except OSError:
+            return None
+        _SOURCE_CACHE[fullname] = cached
+    lines = cached[1]
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def parse_disassembly(result: Any) -> list[Row]:
+    """Rows of a ``-data-disassemble`` result (mode 2 or 5), in address order.
+
+    Source lines gdb lists with no instructions (the lines leading up to the range) are left out.
+    """
+    rows: list[Row] = []
+    for item in mi.as_list(result):
+        if not isinstance(item, dict):
+            continue
+        if "line_asm_insn" in item:
+            insns = [i for i in (_instruction(x) for x in mi.as_list(item.get("line_asm_insn")) if isinstance(x, dict)) if i]
+            if not insns:
+                continue
+            full = item.get("fullname") or item.get("file")
+            line = mi.to_int(item.get("line"))
+            if full and line:
+                rows.append(SourceLine(str(full), line, source_text(str(full), line)))
+            rows.extend(insns)
+        else:
+            ins = _instruction(item)
+            if ins is not None:
+                rows.append(ins)
+    return rows
+
+
+# -- disassembly -----------------------------------------------------------------------------------
+
+
+_DEMANGLING: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+
+async def disassemble(session: "DebugSession", start: int, end: int, source: bool = True) -> list[Row]:
+    """Rows for the addresses [start, end): decoding starts at ``start`` (which should be an
+    instruction boundary) and includes the instruction that starts before ``end``."""
+    if end <= start:
+        return []
+    mode = 5 if source else 2
+    if session not in _DEMANGLING:
+        # symbols in disassembly (func-name, call targets) demangled, as gdb's frames already are
+        await session.cmd("-gdb-set print asm-demangle on", check=False)
+        _DEMANGLING[session] = True
+    try:
+        res = await session.cmd(f"-data-disassemble -s {start:#x} -e {end:#x} -- {mode}")
+    except MIError as exc:
+        raise EngineError(f"cannot disassemble {start:#x}-{end:#x}: {exc.message}") from exc
+    return parse_disassembly(res.get("asm_insns"))
+
+
+def instructions(rows: Iterable[Row]) -> list[Instruction]:
+    return [r for r in rows if isinstance(r, Instruction)]
+
+
+async def disassemble_before(session: "DebugSession", end: int, nbytes: int, known: Instruction | None = None,
+                             source: bool = True) -> list[Row]:
+    """Rows that end exactly at ``end`` (an instruction boundary), covering about ``nbytes`` before it.
+
+    ``known``, the instruction at ``end``, tells where its function starts; from there the decoding
+    is exact. Otherwise a decode from further back must land on ``end``; starts are tried byte by
+    byte until one does, and the slack's rows are dropped.
+    """
+    if end <= 0:
+        return []
+    if known is not None and known.func and known.offset is not None and 0 < known.offset <= nbytes + SLACK:
+        start = end - known.offset
+        return [r for r in await disassemble(session, start, end, source) if _before(r, end)]
+    want = max(end - nbytes, 0)
+    for shift in range(MAX_INSN):
+        start = max(want - SLACK - shift, 0)
+        rows = await disassemble(session, start, end, source)
+        ins = [i for i in instructions(rows) if i.address < end]
+        if not ins:
+            return []
+        last = ins[-1]
+        if last.address + last.size == end or last.size == 0:
+            cut = min(want, end)
+            kept: list[Row] = []
+            first = next((i.address for i in ins if i.address >= start + SLACK or start == 0), None)
+            if first is None:
+                first = cut
+            for r in rows:
+                if isinstance(r, Instruction):
+                    if first <= r.address < end:
+                        kept.append(r)
+                elif kept or _next_is_kept(rows, r, first, end):
+                    kept.append(r)
+            return kept
+        if start == 0:
+            break
+    return []
+
+
+def _before(r: Row, end: int) -> bool:
+    return not isinstance(r, Instruction) or r.address < end
+
+
+def _next_is_kept(rows: list[Row], src: SourceLine, first: int, end: int) -> bool:
+    i = rows.index(src)
+    for r in rows[i + 1:]:
+        if isinstance(r, Instruction):
+            return first <= r.address < end
+    return False
+
+
+class DisasmWindow:
+    """A window of disassembly rows around an address that grows a chunk at a time both ways."""
+
+    def __init__(self, session: "DebugSession", source: bool = True, chunk: int = CHUNK) -> None:
+        self.session = session
+        self.source = source
+        self.chunk = chunk
+        self.rows: list[Row] = []
+        self.at_top = False  # nothing more can be decoded above
+        self.at_bottom = False
+
+    @property
+    def start(self) -> int | None:
+        ins = self.first_instruction
+        return ins.address if ins else None
+
+    @property
+    def end(self) -> int | None:
+        for r in reversed(self.rows):
+            if isinstance(r, Instruction):
+                return r.address + max(r.size, 1)
+        return None
+
+    @property
+    def first_instruction(self) -> Instruction | None:
+        return next((r for r in self.rows if isinstance(r, Instruction)), None)
+
+    def index_of(self, address: int) -> int | None:
+        """The row index of the instruction at ``address`` (a binary search), or None."""
+        rows = self.rows
+        lo, hi = 0, len(rows)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            j = mid
+            while j < hi and not isinstance(rows[j], Instruction):
+                j += 1
+            if j >= hi:
+                hi = mid
+                continue
+            a = rows[j].address  # type: ignore[union-attr]
+            if a == address:
+                return j
+            if a < address:
+                lo = j + 1
+            else:
+                hi = mid
+        return None
+
+    def contains(self, address: int) -> bool:
+        return self.index_of(address) is not None
+
+    async def load_around(self, address: int, before: int | None = None, after: int | None = None) -> None:
+        """Replace the window with rows from about ``before`` bytes above ``address`` to ``after`` below."""
+        after = self.chunk if after is None else after
+        before = self.chunk // 2 if before is None else before
+        rows = await disassemble(self.session, address, address + after, self.source)
+        self.rows = rows
+        self.at_top = self.at_bottom = False
+        if not instructions(rows):
+            self.at_bottom = True
+            return
+        if before:
+            await self.extend_up(before)
+
+    async def extend_down(self, nbytes: int | None = None) -> int:
+        """Decode the next chunk below; returns how many rows were added."""
+        end = self.end
+        if end is None or self.at_bottom:
+            return 0
+        try:
+            rows = await disassemble(self.session, end, end + (nbytes or self.chunk), self.source)
+        except EngineError:
+            self.at_bottom = True
+            return 0
+        rows = [r for r in rows if not isinstance(r, Instruction) or r.address >= end]
+        if not instructions(rows):
+            self.at_bottom = True
+            return 0
+        # a source line repeated at the seam (the same line continues) is not shown twice
+        if rows and isinstance(rows[0], SourceLine) and self._last_source() == rows[0]:
+            rows = rows[1:]
+        self.rows.extend(rows)
+        return len(rows)
+
+    async def extend_up(self, nbytes: int | None = None) -> int:
+        """Decode the chunk above; returns how many rows were added at the top."""
+        first = self.first_instruction
+        if first is None or self.at_top:
+            return 0
+        try:
+            rows = await disassemble_before(self.session, first.address, nbytes or self.chunk, first, self.source)
+        except EngineError:
+            rows = []
+        if not instructions(rows):
+            self.at_top = True
+            return 0
+        # the window's own leading source line repeats the tail's when a line spans the seam
+        if self.rows and isinstance(self.rows[0], SourceLine):
+            tail_src = next((r for r in reversed(rows) if isinstance(r, SourceLine)), None)
+            if tail_src == self.rows[0] and not isinstance(rows[-1], SourceLine):
+                self.rows.pop(0)
+        self.rows[:0] = rows
+        return len(rows)
+
+    def _last_source(self) -> SourceLine | None:
+        return next((r for r in reversed(self.rows) if isinstance(r, SourceLine)), None)
+
+
+# -- registers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Register:
+    number: int
+    name: str
+    group: str  # "general", "flags", "vector", "x87", "other"
+    value: str = ""  # hex, or gdb's natural form for vector registers
+    decoded: str = ""  # flags: gdb's "[ ZF PF ]"
+    changed: bool = False
+
+
+GROUPS = ("general", "flags", "vector", "x87", "other")
+COLLAPSED = frozenset({"vector", "x87", "other"})  # shown on demand
+
+_X86_GENERAL = {
+    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "rip", "cs", "ss", "ds", "es", "fs", "gs",
+    "fs_base", "gs_base",
+} | {f"r{i}" for i in range(8, 16)}
+_FLAGS = {"eflags", "cpsr", "pstate", "fpscr"}
+_X86_SUB = re.compile(r"^(?:[abcd][lhx]|[sd]il|[sb]pl|[sd]i|bp|sp|r\d+[lwd]|e[abcd]x|e[sd]i|e[bs]p|orig_rax|ymm\d+h|zmm\d+h)$")
+_VECTOR = re.compile(r"^(?:[xyz]mm\d+|k[0-7]|mxcsr|v\d+|[qdsbh]\d+|z\d+|p\d+|ffr|vg|fpsr|fpcr)$")
+_X87 = re.compile(r"^(?:st\d|fctrl|fstat|ftag|fiseg|fioff|foseg|fooff|fop)$")
+_AARCH64_GENERAL = re.compile(r"^(?:x\d+|sp|pc|fp|lr)$")
+
+
+def register_group(name: str, x86: bool = True) -> str | None:
+    """The group a register is shown in, or None for sub-registers (``eax``, ``w0``) and unnamed slots."""
+    if not name:
+        return None
+    if name in _FLAGS:
+        return "flags"
+    if (name in _X86_GENERAL) if x86 else bool(_AARCH64_GENERAL.match(name)):
+        return "general"
+    if (x86 and _X86_SUB.match(name)) or (not x86 and re.fullmatch(r"w\d+", name)):
+        return None
+    if _VECTOR.match(name):
+        return "vector"
+    if _X87.match(name):
+        return "x87"
+    return "other"
+
+
+_NAMES: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDictionary()
+
+
+async def register_names(session: "DebugSession") -> tuple[str, ...]:
+    """gdb's register names by number ("" for unused numbers); asked once per session."""
+    names = _NAMES.get(session)
+    if names is None:
+        res = await session.cmd("-data-list-register-names")
+        names = tuple(str(n) for n in mi.as_list(res.get("register-names")))
+        _NAMES[session] = names
+    return names
+
+
+def _frame_options(session: "DebugSession") -> str:
+    st = session.state
+    return session.thread_options(frame=st.selected_frame if st.selected_thread else None)
+
+
+async def register_values(session: "DebugSession", numbers: Iterable[int], fmt: str = "x") -> dict[int, str]:
+    nums = " ".join(str(int(n)) for n in numbers)
+    if not nums:
+        return {}
+    res = await session.cmd(f"-data-list-register-values {_frame_options(session)}--skip-unavailable {fmt} {nums}")
+    out: dict[int, str] = {}
+    for item in mi.as_list(res.get("register-values")):
+        if isinstance(item, dict):
+            n = mi.to_int(item.get("number"))
+            if n is not None:
+                out[n] = str(item.get("value", ""))
+    return out
+
+
+async def changed_registers(session: "DebugSession") -> set[int]:
+    """Registers that changed since the previous call (gdb compares with its last answer)."""
+    res = await session.cmd(f"-data-list-changed-registers {_frame_options(session)}".rstrip())
+    return {n for n in (mi.to_int(x) for x in mi.as_list(res.get("changed-registers"))) if n is not None}
+
+
+class RegisterTracker:
+    """Reads registers at each stop and says which changed since the previous stop it read.
+
+    gdb answers ``-data-list-changed-registers`` against its previous answer; the first answer
+    (everything) is not a change, so it is only used once a previous stop was read.
+    """
+
+    def __init__(self, session: "DebugSession") -> None:
+        self.session = session
+        self._primed = False
+        self.registers: tuple[Register, ...] = ()
+
+    async def read(self, groups: Iterable[str] = ("general", "flags")) -> tuple[Register, ...]:
+        names = await register_names(self.session)
+        x86 = "rip" in names or "eip" in names
+        wanted = set(groups)
+        regs = [(i, n, register_group(n, x86)) for i, n in enumerate(names)]
+        chosen = [(i, n, g) for i, n, g in regs if g in wanted]
+        changed = await changed_registers(self.session)
+        if not self._primed:
+            changed = set()
+            self._primed = True
+        plain = [i for i, _, g in chosen if g != "vector"]
+        values = await register_values(self.session, plain, "x")
+        vec = [i for i, _, g in chosen if g == "vector"]
+        if vec:
+            values.update(await register_values(self.session, vec, "N"))
+        flags = [i for i, _, g in chosen if g == "flags"]
+        decoded = await register_values(self.session, flags, "N") if flags else {}
+        self.registers = tuple(
+            Register(i, n, g or "other", values.get(i, "<unavailable>"), decoded.get(i, ""), i in changed)
+            for i, n, g in chosen
+        )
+        return self.registers
+
+    def reset(self) -> None:
+        self._primed = False
+
+
+async def write_register(session: "DebugSession", name: str, value: str) -> str:
+    """Set register ``name`` to the expression ``value``; returns its new value."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
+        raise EngineError(f"not a register name: {name!r}")
+    require_stopped(session, "set a register")
+    try:
+        res = await session.cmd(f"-data-evaluate-expression {_frame_options(session)}{mi.quote(f'${name} = {value}')}")
+    except MIError as exc:
+        raise EngineError(f"cannot set ${name}: {exc.message}") from exc
+    return str(res.get("value", ""))
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryChunk:
+    address: int
+    size: int
+    data: bytes | None  # None: this range cannot be read
+    error: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return self.data is not None
+
+
+async def _read_bytes(session: "DebugSession", address: int, count: int) -> bytes:
+    res = await session.cmd(f"-data-read-memory-bytes {address:#x} {int(count)}")
+    out = bytearray()
+    for block in mi.as_list(res.get("memory")):
+        if isinstance(block, dict):
+            out += bytes.fromhex(str(block.get("contents", "")))
+    return bytes(out)
+
+
+async def read_memory(session: "DebugSession", address: int, count: int) -> list[MemoryChunk]:
+    """``count`` bytes from ``address`` as chunks; a range that cannot be read is a chunk without
+    data (read again page by page, so that a readable part next to it is still shown)."""
+    if count <= 0:
+        return []
+    if address < 0 or address + count > 1 << 64:
+        return [MemoryChunk(address, count, None, "outside the address space")]
+    try:
+        data = await _read_bytes(session, address, count)
+        if len(data) == count:
+            return [MemoryChunk(address, count, data)]
+    except MIError as exc:
+        err = exc.message
+    else:
+        err = "Unable to read memory."
+    chunks: list[MemoryChunk] = []
+    a = address
+    end = address + count
+    while a < end:
+        nxt = min((a // PAGE + 1) * PAGE, end)
+        try:
+            data = await _read_bytes(session, a, nxt - a)
+            ok = len(data) == nxt - a
+        except MIError as exc:
+            ok, err = False, exc.message
+        piece = MemoryChunk(a, nxt - a, data if ok else None, "" if ok else err)
+        if chunks and chunks[-1].readable == piece.readable:
+            prev = chunks.pop()
+            piece = MemoryChunk(prev.address, prev.size + piece.size,
+                                (prev.data + piece.data) if piece.readable else None, piece.error)  # type: ignore[operator]
+        chunks.append(piece)
+        a = nxt
+    return chunks
+
+
+async def write_memory(session: "DebugSession", address: int, data: bytes) -> None:
+    require_stopped(session, "write memory")
+    try:
+        await session.cmd(f"-data-write-memory-bytes {address:#x} {data.hex()}")
+    except MIError as exc:
+        raise EngineError(f"cannot write memory at {address:#x}: {exc.message}") from exc
+
+
+_HEX = re.compile(r"^\s*(?:\([^)]*\)\s*)?(0x[0-9a-fA-F]+)")
+
+
+async def address_of(session: "DebugSession", expression: str) -> int:
+    """The address an expression means: a pointer's value, an array's first element, a number."""
+    expr = expression.strip()
+    if not expr:
+        raise EngineError("no address or expression given")
+    try:
+        res = await session.cmd(f"-data-evaluate-expression {_frame_options(session)}{mi.quote(f'(void *)({expr})')}")
+    except MIError as exc:
+        raise EngineError(f"cannot take the address of {expr!r}: {exc.message}") from exc
+    value = str(res.get("value", ""))
+    m = _HEX.match(value)
+    if m is None:
+        if value.strip() == "0x0" or value.strip() == "0":
+            return 0
+        raise EngineError(f"{expr!r} is not an address ({value})")
+    return int(m.group(1), 16)
+
+
+async def pc(session: "DebugSession") -> int:
+    """The selected frame's program counter."""
+    res = await session.cmd(f"-data-evaluate-expression {_frame_options(session)}$pc")
+    m = _HEX.match(str(res.get("value", "")))
+    if m is None:
+        raise EngineError(f"gdb gave no program counter ({res.get('value')})")
+    return int(m.group(1), 16)
+
+
+# -- execution -------------------------------------------------------------------------------------
+
+
+def require_stopped(session: "DebugSession", what: str) -> None:
+    st = session.state.process
+    if st is ProcessState.RUNNING:
+        raise EngineError(f"cannot {what}: the program is running (interrupt it first)")
+    if st is not ProcessState.STOPPED:
+        raise EngineError(f"cannot {what}: {session.process_description()}")
+
+
+async def stepi(session: "DebugSession") -> None:
+    """One machine instruction, into calls (gdb's ``stepi``)."""
+    require_stopped(session, "step an instruction")
+    await session.cmd(f"-exec-step-instruction {session.thread_options()}".rstrip())
+
+
+async def nexti(session: "DebugSession") -> None:
+    """One machine instruction, over calls (gdb's ``nexti``)."""
+    require_stopped(session, "step over an instruction")
+    await session.cmd(f"-exec-next-instruction {session.thread_options()}".rstrip())
+
+
+async def run_to_address(session: "DebugSession", address: int) -> None:
+    """Continue to an instruction (a temporary breakpoint there, then continue)."""
+    require_stopped(session, "run to an instruction")
+    await session.cmd(f"-break-insert -t {mi.quote(f'*{address:#x}')}")
+    await session.cmd("-exec-continue")
