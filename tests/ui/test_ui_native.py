@@ -1,12 +1,11 @@
 """The Disassembly, Registers and Memory panes driven with Pilot against real gdb: native.c built
--O2 -g and its stripped shared library (tests/test_native.py builds them)."""
+-O2 -g and its stripped shared library (helpers.build_native)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of
-from test_native import build_native
+from helpers import PROGRAMS, build_native, line_of
 from ui_helpers import make_app, press_and_stop, until, until_stopped
 
 from tuidbg.ui.panes.disasm import DisasmView

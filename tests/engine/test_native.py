@@ -4,12 +4,11 @@ breakpoint on an instruction), and a stripped shared library (instructions, no s
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of, wait_stopped
+from helpers import PROGRAMS, build_native, line_of, wait_stopped
 
 from tuidbg.engine import native as N
 from tuidbg.engine.errors import EngineError
@@ -18,19 +17,6 @@ from tuidbg.engine.state import ProcessState
 pytestmark = [requires_gdb]
 
 SRC = PROGRAMS / "native.c"
-
-
-def build_native(build_dir: Path) -> Path:
-    """native.c at -O2 -g, linked against a stripped libstripped_mix.so (no symbols but its exports)."""
-    out = build_dir / "native-O2"
-    lib = build_dir / "libstripped_mix.so"
-    if not lib.exists() or lib.stat().st_mtime < (PROGRAMS / "stripped_mix.c").stat().st_mtime:
-        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", str(PROGRAMS / "stripped_mix.c"), "-o", str(lib)], check=True)
-        subprocess.run(["strip", str(lib)], check=True)
-    if not out.exists() or out.stat().st_mtime < SRC.stat().st_mtime:
-        subprocess.run(["gcc", "-O2", "-g", str(SRC), "-o", str(out), f"-L{build_dir}", "-lstripped_mix",
-                        f"-Wl,-rpath,{build_dir}"], check=True)
-    return out
 
 
 @pytest.fixture(scope="session")
