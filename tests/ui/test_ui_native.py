@@ -154,3 +154,38 @@ async def test_small_terminal_tabs(prog):
         view = app.query_one(DisasmView)
         await until(pilot, lambda: view.display and view.pc_instruction is not None, 10, "disassembly at 80x24")
         assert view.region.height > 5
+
+
+async def test_follow_a_call_go_back_run_to_it_and_scroll_up(prog):
+    app = make_app(program=str(prog), ex=["break main"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_stopped(pilot)
+        view = app.query_one(DisasmView)
+        await pilot.press("a")
+        await until(pilot, lambda: view.pc_instruction is not None, 10, "disassembly of main")
+        # the call to checksum in main: Enter follows it, Backspace comes back
+        row = next(i for i, (k, r) in enumerate(view.lines) if k == "ins" and r.is_call and r.target_symbol == "checksum")
+        call = view.lines[row][1]
+        view.cursor = row
+        await pilot.press("enter")
+        await until(pilot, lambda: view.cursor_instruction is not None and view.cursor_instruction.address == call.target,
+                    10, "the call's target")
+        assert view.cursor_instruction.func == "checksum" and view.cursor_instruction.offset == 0
+        assert view.lines[view.cursor - 1][0] in ("head", "src")
+        # t: run to that instruction
+        await press_and_stop(pilot, "t")
+        assert int(app.state.frames[0].addr, 16) == call.target and app.state.frames[0].func == "checksum"
+        await until(pilot, lambda: view.pc == call.target, 10, "pc at checksum")
+        await pilot.press("backspace")
+        await until(pilot, lambda: view.cursor_instruction.address == call.address, 10, "back at the call")
+        # scrolling up past the loaded rows decodes more above (fill, main's neighbours), gapless
+        first = view.window.start
+        for _ in range(12):
+            await pilot.press("pageup")
+        assert view.window.start < first
+        ins = [r for k, r in view.lines if k == "ins"]
+        assert all(a.address + a.size == b.address for a, b in zip(ins, ins[1:]))
+        assert ins == [r for r in view.window.rows if hasattr(r, "opcodes")]
+        # . goes back to the pc
+        await pilot.press("full_stop")
+        await until(pilot, lambda: view.cursor_instruction.address == call.target, 10, "back at the pc")

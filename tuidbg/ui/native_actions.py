@@ -47,6 +47,7 @@ class NativeActions:
 
     _asm_on: bool = False  # the user asked for the Disassembly view (a)
     _asm_key: tuple | None = None
+    _asm_pid: int | None = None
 
     # -- state --------------------------------------------------------------------------------
 
@@ -82,6 +83,9 @@ class NativeActions:
                 if m:
                     marks[int(m.group(1), 16)] = b.enabled
         view.set_breakpoints(marks)
+        if state.pid != self._asm_pid:  # a new process: its code may be elsewhere (or other code)
+            self._asm_pid = state.pid
+            view.window = None
         if not state.is_stopped:
             view.set_pc(None)
             return
