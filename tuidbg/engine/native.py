@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
 from tuidbg.engine import mi
@@ -58,25 +58,35 @@ class Instruction:
             return ""
         return self.func if not self.offset else f"{self.func}+{self.offset}"
 
+    def _words(self) -> list[str]:
+        words = self.text.split(None, 1)
+        if words and _GUARD.match(words[0]):  # a SASS predicate guard: "@P0 BRA 0x..."
+            words = words[1].split(None, 1) if len(words) > 1 else []
+        return words
+
     @property
     def mnemonic(self) -> str:
-        return self.text.split(None, 1)[0] if self.text.strip() else ""
+        """The operation, lower case ("mov", "call", "bra" for SASS's BRA), without a predicate guard."""
+        words = self._words()
+        return words[0].lower() if words else ""
 
     @property
     def is_call(self) -> bool:
-        return self.mnemonic.startswith(("call", "bl")) and not self.mnemonic.startswith("blr")
+        m = self.mnemonic
+        return m.startswith(("call", "bl")) and not m.startswith("blr")
 
     @property
     def is_jump(self) -> bool:
         m = self.mnemonic
-        return m.startswith("j") or m in ("b", "cbz", "cbnz", "tbz", "tbnz") or m.startswith("b.")
+        return m.startswith(("j", "bra", "brx")) or m in ("b", "cbz", "cbnz", "tbz", "tbnz") or m.startswith("b.")
 
     @property
     def target(self) -> int | None:
         """The address a direct call or jump goes to (``call 0x1234 <f>``), else None."""
         if not (self.is_call or self.is_jump):
             return None
-        m = _TARGET.search(self.text.split(None, 1)[1] if " " in self.text.strip() else "")
+        words = self._words()
+        m = _TARGET.search(words[1]) if len(words) > 1 else None
         return int(m.group(1), 16) if m else None
 
     @property
@@ -85,7 +95,8 @@ class Instruction:
         return m.group(2) if m and m.group(2) else None
 
 
-_TARGET = re.compile(r"(?:^|[\s,#])(?:0x)?([0-9a-fA-F]{4,16})(?:\s+<([^>]+)>)?\s*$")
+_TARGET = re.compile(r"(?:^|[\s,#`(])(?:0x)?([0-9a-fA-F]{4,16})\)?(?:\s+<([^>]+)>)?\s*;?\s*$")
+_GUARD = re.compile(r"^@!?U?P(?:\d+|T)$")
 
 
 @dataclass(frozen=True)
@@ -164,7 +175,30 @@ def parse_disassembly(result: Any) -> list[Row]:
             ins = _instruction(item)
             if ins is not None:
                 rows.append(ins)
-    return rows
+    return _sized(rows)
+
+
+def _sized(rows: list[Row]) -> list[Row]:
+    """Instructions without raw opcodes (cuda-gdb's SASS) get their size from the next address
+    (the last one the size before it: SASS instructions are all one size)."""
+    ins = [i for i, r in enumerate(rows) if isinstance(r, Instruction)]
+    if not any(rows[i].size == 0 for i in ins):  # type: ignore[union-attr]
+        return rows
+    out = list(rows)
+    last = 0
+    for k, i in enumerate(ins):
+        r = out[i]
+        assert isinstance(r, Instruction)
+        if r.size:
+            last = r.size
+            continue
+        if k + 1 < len(ins):
+            gap = out[ins[k + 1]].address - r.address  # type: ignore[union-attr]
+            if 0 < gap <= 64:
+                last = gap
+        if last:
+            out[i] = replace(r, size=last)
+    return out
 
 
 # -- disassembly -----------------------------------------------------------------------------------
@@ -366,8 +400,8 @@ class Register:
     changed: bool = False
 
 
-GROUPS = ("general", "flags", "vector", "x87", "other")
-COLLAPSED = frozenset({"vector", "x87", "other"})  # shown on demand
+GROUPS = ("general", "flags", "predicate", "uniform", "vector", "x87", "other")
+COLLAPSED = frozenset({"uniform", "vector", "x87", "other"})  # shown on demand
 
 _X86_GENERAL = {
     "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "rip", "cs", "ss", "ds", "es", "fs", "gs",
@@ -378,6 +412,23 @@ _X86_SUB = re.compile(r"^(?:[abcd][lhx]|[sd]il|[sb]pl|[sd]i|bp|sp|r\d+[lwd]|e[ab
 _VECTOR = re.compile(r"^(?:[xyz]mm\d+|k[0-7]|mxcsr|v\d+|[qdsbh]\d+|z\d+|p\d+|ffr|vg|fpsr|fpcr)$")
 _X87 = re.compile(r"^(?:st\d|fctrl|fstat|ftag|fiseg|fioff|foseg|fooff|fop)$")
 _AARCH64_GENERAL = re.compile(r"^(?:x\d+|sp|pc|fp|lr)$")
+
+
+_DEVICE_SKIP = {"RZ", "URZ", "(dummy internal register)"}
+
+
+def device_register_group(name: str) -> str | None:
+    """cuda-gdb's names under a device focus (cuda-tdep.c's cuda_register_name): R0.., pc and
+    errorpc; predicates P0.., UP0.. and CC; uniform UR0..; RZ/URZ (always 0) are left out."""
+    if not name or name in _DEVICE_SKIP:
+        return None
+    if re.fullmatch(r"R\d+", name) or name == "pc":
+        return "general"
+    if re.fullmatch(r"U?P\d+", name) or name == "CC":
+        return "predicate"
+    if re.fullmatch(r"UR\d+", name):
+        return "uniform"
+    return "other"
 
 
 def register_group(name: str, x86: bool = True) -> str | None:
@@ -401,13 +452,24 @@ _NAMES: "weakref.WeakKeyDictionary[Any, tuple[str, ...]]" = weakref.WeakKeyDicti
 
 
 async def register_names(session: "DebugSession") -> tuple[str, ...]:
-    """gdb's register names by number ("" for unused numbers); asked once per session."""
-    names = _NAMES.get(session)
+    """gdb's register names by number ("" for unused numbers); asked once per session for the
+    host, and at each device focus (the device's register count depends on the kernel)."""
+    device = session.state.device_focus is not None
+    names = None if device else _NAMES.get(session)
     if names is None:
         res = await session.cmd("-data-list-register-names")
         names = tuple(str(n) for n in mi.as_list(res.get("register-names")))
-        _NAMES[session] = names
+        if not device:
+            _NAMES[session] = names
     return names
+
+
+def grouper(names: tuple[str, ...], device: bool):
+    """The grouping function for these names: the device's, x86-64's or AArch64's."""
+    if device:
+        return device_register_group
+    x86 = "rip" in names or "eip" in names
+    return lambda n: register_group(n, x86)
 
 
 def _frame_options(session: "DebugSession") -> str:
@@ -445,13 +507,17 @@ class RegisterTracker:
     def __init__(self, session: "DebugSession") -> None:
         self.session = session
         self._primed = False
+        self._device: bool | None = None
         self.registers: tuple[Register, ...] = ()
 
     async def read(self, groups: Iterable[str] = ("general", "flags")) -> tuple[Register, ...]:
+        device = self.session.state.device_focus is not None
+        if device != self._device:  # host and device registers are different files: nothing to compare
+            self._device, self._primed = device, False
         names = await register_names(self.session)
-        x86 = "rip" in names or "eip" in names
+        group_of = grouper(names, device)
         wanted = set(groups)
-        regs = [(i, n, register_group(n, x86)) for i, n in enumerate(names)]
+        regs = [(i, n, group_of(n)) for i, n in enumerate(names)]
         chosen = [(i, n, g) for i, n, g in regs if g in wanted]
         changed = await changed_registers(self.session)
         if not self._primed:

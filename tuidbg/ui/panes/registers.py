@@ -19,7 +19,7 @@ from tuidbg.engine.errors import EngineError
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
 
-LABELS = {"vector": "vector registers", "x87": "x87 floating point", "other": "other registers"}
+LABELS = {"uniform": "uniform registers", "vector": "vector registers", "x87": "x87 floating point", "other": "other registers"}
 
 
 class RegistersPane(RowList):
@@ -67,16 +67,16 @@ class RegistersPane(RowList):
             return
         if self.tracker is None or self.tracker.session is not self.session:
             self.tracker = native.RegisterTracker(self.session)
-        groups = ("general", "flags", *sorted(self.open_groups))
+        groups = ("general", "flags", "predicate", *sorted(self.open_groups))
         try:
             regs = await self.tracker.read(groups)
-            if not self._counts:
-                names = await native.register_names(self.session)
-                x86 = "rip" in names
-                for n in names:
-                    g = native.register_group(n, x86)
-                    if g in native.COLLAPSED:
-                        self._counts[g] = self._counts.get(g, 0) + 1
+            names = await native.register_names(self.session)
+            group_of = native.grouper(names, self.session.state.device_focus is not None)
+            self._counts = {}
+            for n in names:
+                g = group_of(n)
+                if g in native.COLLAPSED:
+                    self._counts[g] = self._counts.get(g, 0) + 1
         except EngineError as exc:
             self._show_message(f"Cannot read registers: {exc}")
             return
@@ -96,9 +96,9 @@ class RegistersPane(RowList):
         by_group: dict[str, list[native.Register]] = {}
         for r in self.registers:
             by_group.setdefault(r.group, []).append(r)
-        for r in by_group.get("general", []) + by_group.get("flags", []):
+        for r in by_group.get("general", []) + by_group.get("flags", []) + by_group.get("predicate", []):
             rows.append((self._row(r, width), r))
-        for g in ("vector", "x87", "other"):
+        for g in ("uniform", "vector", "x87", "other"):
             n = self._counts.get(g, 0)
             if not n:
                 continue
