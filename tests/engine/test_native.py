@@ -10,6 +10,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import PROGRAMS, build_native, line_of, wait_stopped
 
+from tuidbg.engine import machine as M
 from tuidbg.engine import native as N
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import ProcessState
@@ -35,7 +36,7 @@ async def stopped_in(make_session, prog: Path, function: str):
 
 async def test_mixed_disassembly_around_pc(make_session, native_prog):
     s, st = await stopped_in(make_session, native_prog, "checksum")
-    pc = await N.pc(s)
+    pc = await M.pc(s)
     assert pc == int(st.frames[0].addr, 16)
     w = N.DisasmWindow(s, chunk=128)
     await w.load_around(pc)
@@ -61,7 +62,7 @@ async def test_mixed_disassembly_around_pc(make_session, native_prog):
 
 async def test_window_grows_both_ways_without_gaps(make_session, native_prog):
     s, st = await stopped_in(make_session, native_prog, "checksum")
-    pc = await N.pc(s)
+    pc = await M.pc(s)
     w = N.DisasmWindow(s, source=False, chunk=64)
     await w.load_around(pc, before=0, after=64)
     first = w.start
@@ -84,7 +85,7 @@ async def test_window_grows_both_ways_without_gaps(make_session, native_prog):
 
 async def test_stepi_changes_registers_and_pc(make_session, native_prog):
     s, st = await stopped_in(make_session, native_prog, "checksum")
-    tracker = N.RegisterTracker(s)
+    tracker = M.RegisterTracker(s)
     regs = {r.name: r for r in await tracker.read()}
     assert {"rax", "rip", "rsp", "rdi", "eflags"} <= set(regs)
     assert "eax" not in regs and "ymm0h" not in regs  # sub-registers are not rows
@@ -106,38 +107,38 @@ async def test_stepi_changes_registers_and_pc(make_session, native_prog):
     vec = await tracker.read(("vector",))
     assert any(r.name == "xmm0" and "{" in r.value for r in vec)
     # editing a register
-    assert await N.write_register(s, "rax", "0x1234") == "4660"
+    assert await M.write_register(s, "rax", "0x1234") == "4660"
     regs3 = {r.name: r for r in await tracker.read()}
     assert regs3["rax"].value == "0x1234" and regs3["rax"].changed
     with pytest.raises(EngineError, match="not a register"):
-        await N.write_register(s, "rax; kill", "1")
+        await M.write_register(s, "rax; kill", "1")
 
 
 async def test_memory_of_array_through_pointer_local(make_session, native_prog):
     s, st = await stopped_in(make_session, native_prog, "checksum")
     # checksum(p, n): p points at table, which fill() wrote as seed + i*7 (seed 3)
-    addr = await N.address_of(s, "p")
-    assert addr == await N.address_of(s, "&table[0]") == await N.address_of(s, "table")
-    chunks = await N.read_memory(s, addr, 64)
+    addr = await M.address_of(s, "p")
+    assert addr == await M.address_of(s, "&table[0]") == await M.address_of(s, "table")
+    chunks = await M.read_memory(s, addr, 64)
     assert len(chunks) == 1 and chunks[0].readable
     assert chunks[0].data == bytes((3 + i * 7) & 0xFF for i in range(64))
     # unreadable: page 0 is a chunk without data and a message, not an exception
-    bad = await N.read_memory(s, 0, 32)
+    bad = await M.read_memory(s, 0, 32)
     assert len(bad) == 1 and not bad[0].readable and "memory" in bad[0].error.lower()
     # a range that runs into an unmapped page: the readable part is still there
-    stack_top = await N.address_of(s, "$sp")
-    res = await N.read_memory(s, stack_top, 1 << 24)
+    stack_top = await M.address_of(s, "$sp")
+    res = await M.read_memory(s, stack_top, 1 << 24)
     assert res[0].readable and not res[-1].readable
     # writing a byte
-    await N.write_memory(s, addr + 1, b"\x99")
-    assert (await N.read_memory(s, addr, 2))[0].data == bytes([3, 0x99])
+    await M.write_memory(s, addr + 1, b"\x99")
+    assert (await M.read_memory(s, addr, 2))[0].data == bytes([3, 0x99])
     with pytest.raises(EngineError, match="not an address|cannot take"):
-        await N.address_of(s, "no_such_symbol_here")
+        await M.address_of(s, "no_such_symbol_here")
 
 
 async def test_breakpoint_on_instruction_and_run_to(make_session, native_prog):
     s, st = await stopped_in(make_session, native_prog, "fill")
-    pc = await N.pc(s)
+    pc = await M.pc(s)
     w = N.DisasmWindow(s, source=False)
     await w.load_around(pc, before=0)
     ins = N.instructions(w.rows)
@@ -164,7 +165,7 @@ async def test_stripped_library_has_instructions_only(make_session, native_prog)
     s, st = await stopped_in(make_session, native_prog, "stripped_mix")
     f = st.frames[0]
     assert not f.has_source and f.library and f.library.endswith("libstripped_mix.so")
-    pc = await N.pc(s)
+    pc = await M.pc(s)
     w = N.DisasmWindow(s)
     await w.load_around(pc)
     assert not any(isinstance(r, N.SourceLine) for r in w.rows)
@@ -204,7 +205,7 @@ async def test_libtorch_randn_instructions(make_session):
         st = await wait_stopped(s, 60)
         f = st.frames[0]
     assert f.func.startswith("at::native::randn") and not f.has_source and "libtorch_cpu" in (f.library or "")
-    pc = await N.pc(s)
+    pc = await M.pc(s)
     w = N.DisasmWindow(s)
     await w.load_around(pc)
     at = w.rows[w.index_of(pc)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from helpers import DATA
 
 from tuidbg.engine import mi
+from tuidbg.engine import machine as M
 from tuidbg.engine import native as N
 
 FIXTURE = DATA / "cuda-sass" / "vecadd_device_12x.mi.txt"
@@ -45,7 +46,7 @@ def test_sass_rows():
 
 def test_device_register_groups():
     names = tuple(replies()["-data-list-register-names"].payload["register-names"])
-    group_of = N.grouper(names, device=True)
+    group_of = M.grouper(names, device=True)
     groups: dict[str, list[str]] = {}
     for n in names:
         g = group_of(n)
@@ -55,6 +56,6 @@ def test_device_register_groups():
     assert groups["predicate"] == ["CC"] + [f"P{i}" for i in range(7)] + [f"UP{i}" for i in range(7)]
     assert groups["uniform"] == [f"UR{i}" for i in range(6)]
     assert groups["other"] == ["errorpc"]
-    assert "uniform" in N.COLLAPSED and "predicate" not in N.COLLAPSED
+    assert "uniform" in M.COLLAPSED and "predicate" not in M.COLLAPSED
     # the host's names are grouped by the host's rules
-    assert N.grouper(("rax", "rip", "eflags", "eax"), device=False)("eax") is None
+    assert M.grouper(("rax", "rip", "eflags", "eax"), device=False)("eax") is None

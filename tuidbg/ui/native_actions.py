@@ -18,7 +18,7 @@ from textual.app import SystemCommand
 from textual.content import Content
 from textual.widgets import Static, TabbedContent
 
-from tuidbg.engine import native
+from tuidbg.engine import machine, native
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.panes.disasm import DisasmView
 from tuidbg.ui.panes.memory import MemoryView, open_expression
@@ -182,7 +182,7 @@ class NativeActions:
                 return
 
             async def write() -> None:
-                await native.write_register(self.session, name, value.strip())
+                await machine.write_register(self.session, name, value.strip())
                 await pane.read()
 
             self._run(write, f"set ${name}")
@@ -224,7 +224,7 @@ class NativeActions:
                     return
 
                 async def write() -> None:
-                    await native.write_memory(self.session, addr, bytes([value]))
+                    await machine.write_memory(self.session, addr, bytes([value]))
                     await view.reread()
 
                 self._run(write, "write memory")

@@ -1,7 +1,7 @@
 """The Memory pane: hex and ASCII at an address or expression, 16 bytes a row.
 
 Opened at an expression (Enter asks for one; ``x`` on a pointer in Locals opens it here). It reads
-a bounded range (``native.read_memory``) and grows it a block at a time as the cursor nears either
+a bounded range (``machine.read_memory``) and grows it a block at a time as the cursor nears either
 end. A range gdb cannot read is shown as ``??`` with gdb's reason on its first row, not an error
 that empties the pane. At each stop (while shown) the loaded range is read again and the bytes that
 changed since the previous read are highlighted. ``e`` writes the byte under the cursor (the app
@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tuidbg.engine import native
+from tuidbg.engine import machine
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.text import visible
 
@@ -86,7 +86,7 @@ class MemoryView(ScrollView, can_focus=True):
     async def _read(self, address: int, count: int) -> tuple[list[int | None], dict[int, str]]:
         out: list[int | None] = []
         errors: dict[int, str] = {}
-        for ch in await native.read_memory(self.session, address, count):
+        for ch in await machine.read_memory(self.session, address, count):
             if ch.data is None:
                 errors[ch.address - ch.address % ROW] = ch.error or "cannot read"
                 out.extend([None] * ch.size)
@@ -246,5 +246,5 @@ async def open_expression(view: MemoryView, expression: str) -> None:
     """Evaluate ``expression`` to an address and show memory there (EngineError when it is none)."""
     if view.session is None:
         raise EngineError("no debugger session")
-    address = await native.address_of(view.session, expression)
+    address = await machine.address_of(view.session, expression)
     await view.open_at(expression, address)

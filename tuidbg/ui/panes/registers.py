@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
 
-from tuidbg.engine import native
+from tuidbg.engine import machine
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
@@ -37,9 +37,9 @@ class RegistersPane(RowList):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.session = None  # set by the app
-        self.tracker: native.RegisterTracker | None = None
+        self.tracker: machine.RegisterTracker | None = None
         self.open_groups: set[str] = set()
-        self.registers: tuple[native.Register, ...] = ()
+        self.registers: tuple[machine.Register, ...] = ()
         self.error: str | None = None
         self._read_key: tuple | None = None
         self._counts: dict[str, int] = {}
@@ -66,16 +66,16 @@ class RegistersPane(RowList):
         if self.session is None:
             return
         if self.tracker is None or self.tracker.session is not self.session:
-            self.tracker = native.RegisterTracker(self.session)
+            self.tracker = machine.RegisterTracker(self.session)
         groups = ("general", "flags", "predicate", *sorted(self.open_groups))
         try:
             regs = await self.tracker.read(groups)
-            names = await native.register_names(self.session)
-            group_of = native.grouper(names, self.session.state.device_focus is not None)
+            names = await machine.register_names(self.session)
+            group_of = machine.grouper(names, self.session.state.device_focus is not None)
             self._counts = {}
             for n in names:
                 g = group_of(n)
-                if g in native.COLLAPSED:
+                if g in machine.COLLAPSED:
                     self._counts[g] = self._counts.get(g, 0) + 1
         except EngineError as exc:
             self._show_message(f"Cannot read registers: {exc}")
@@ -93,7 +93,7 @@ class RegistersPane(RowList):
     def _render_rows(self) -> None:
         width = max((len(r.name) for r in self.registers), default=6) + 1
         rows: list[tuple[Content, object]] = []
-        by_group: dict[str, list[native.Register]] = {}
+        by_group: dict[str, list[machine.Register]] = {}
         for r in self.registers:
             by_group.setdefault(r.group, []).append(r)
         for r in by_group.get("general", []) + by_group.get("flags", []) + by_group.get("predicate", []):
@@ -110,7 +110,7 @@ class RegistersPane(RowList):
         key = tuple((r.name, r.value, r.changed) for r in self.registers) + tuple(sorted(self.open_groups))
         self.set_rows(rows, highlight=self.highlighted, key=key)
 
-    def _row(self, r: native.Register, width: int, indent: str = "") -> Content:
+    def _row(self, r: machine.Register, width: int, indent: str = "") -> Content:
         style = "bold $text-warning" if r.changed else ""
         parts: list = [(indent + r.name.ljust(width), "$text-muted"), (visible(r.value), style)]
         if r.decoded:
@@ -118,7 +118,7 @@ class RegistersPane(RowList):
         return Content.assemble(*parts)
 
     def row_texts_by_name(self) -> dict[str, str]:
-        return {p.name: c.plain for c, p in zip(self._contents, self._payloads) if isinstance(p, native.Register)}
+        return {p.name: c.plain for c, p in zip(self._contents, self._payloads) if isinstance(p, machine.Register)}
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -139,5 +139,5 @@ class RegistersPane(RowList):
 
     def action_edit(self) -> None:
         p = self.payload(self.highlighted)
-        if isinstance(p, native.Register):
+        if isinstance(p, machine.Register):
             self.post_message(self.EditRegister(p.name, p.value))
