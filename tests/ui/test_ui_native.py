@@ -64,6 +64,13 @@ async def test_disassembly_stepi_registers_memory(prog):
         assert not any(r.changed for r in regs.registers)
         await press_and_stop(pilot, "N")
         await until(pilot, lambda: any(r.name == "rip" and r.changed for r in regs.registers), 10, "rip changed")
+        # e on rax: a new value, read back highlighted
+        regs.focus()
+        regs.highlighted = next(i for i, p in enumerate(regs.payloads) if getattr(p, "name", None) == "rax")
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, PromptScreen), 5, "register prompt")
+        await pilot.press("ctrl+u", *"0x1234", "enter")
+        await until(pilot, lambda: "0x1234" in regs.row_texts_by_name()["rax"], 10, "rax written")
         # vector registers: a collapsed group, opened with space
         group = regs.payloads.index("vector")
         regs.highlighted = group
@@ -105,6 +112,9 @@ async def test_disassembly_stepi_registers_memory(prog):
         await press_and_stop(pilot, "c")
         assert int(app.state.frames[0].addr, 16) == target and app.state.stop.reason == "breakpoint-hit"
 
+        # the command palette has them too
+        names = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"Disassembly", "Registers", "Memory", "Step instruction", "Next instruction"} <= names
         # help lists the new keys
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), 5, "help")
