@@ -730,7 +730,7 @@ class TuidbgApp(NativeActions, App[int], inherit_bindings=False):
         if not src.show_file(path, line):
             self.notify(f"cannot open {path}", severity="warning", markup=False)
             return False
-        self._show_disasm(False)
+        self._source_opened()
         self._user_file = path
         self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
         st = self.state

@@ -67,6 +67,11 @@ class NativeActions:
         if on:
             self._disasm_title()
 
+    def _source_opened(self: Any) -> None:
+        """The user opened a file: the source area shows it (until the next ``a``)."""
+        self._asm_on = False
+        self._show_disasm(False)
+
     def _disasm_title(self: Any) -> None:
         if self.disasm_shown:
             self.query_one("#source-title", Static).update(Content(self.query_one(DisasmView).title), layout=False)
@@ -92,9 +97,11 @@ class NativeActions:
         frame = state.selected or (state.frames[0] if state.frames else None)
         if frame is None or not frame.addr or not state.refreshed:
             return
-        sourceless = not (frame.has_source and frame.fullname and _exists(frame.fullname))
+        # automatic only where the source view has nothing to show (a Python frame's file, a file
+        # the user opened, count as source)
+        sourceless = not self.query_one(SourceView).path
         want = self._asm_on or sourceless
-        if want != self.disasm_shown and not (self._user_file and not want):
+        if want != self.disasm_shown:
             self._show_disasm(want)
         key = (state.generation, state.selected_thread, state.selected_frame, frame.addr)
         if want and key != self._asm_key:
@@ -125,7 +132,7 @@ class NativeActions:
         self._asm_on = not (self._asm_on or self.disasm_shown)
         st = self.state
         frame = st.selected or (st.frames[0] if st.frames else None) if st.is_stopped else None
-        sourceless = frame is not None and not (frame.has_source and frame.fullname and _exists(frame.fullname))
+        sourceless = frame is not None and not self.query_one(SourceView).path
         on = self._asm_on or sourceless
         if not on and sourceless:
             self.notify("this frame has no source: the disassembly stays", markup=False)
@@ -263,8 +270,3 @@ def _addr(text: str | None) -> int | None:
     m = _POINTER.match(str(text or ""))
     return int(m.group(1), 16) if m else None
 
-
-def _exists(path: str) -> bool:
-    import os
-
-    return os.path.exists(path)
