@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from tuidbg.ui.screens.modals import PromptScreen
 if TYPE_CHECKING:
     from tuidbg.engine.state import DebuggerState
 
+SETTLE = 0.06  # seconds a frame stays selected before the disassembly follows it
 _POINTER = re.compile(r"^\s*(?:\([^)]*\)\s*)?(0x[0-9a-fA-F]+)")
 
 # name, help, action (the palette lists these with the app's own commands)
@@ -97,19 +99,24 @@ class NativeActions:
         frame = state.selected or (state.frames[0] if state.frames else None)
         if frame is None or not frame.addr or not state.refreshed:
             return
-        # automatic only where the source view has nothing to show (a Python frame's file, a file
-        # the user opened, count as source)
-        sourceless = not self.query_one(SourceView).path
+        sourceless = _no_source(self, frame)
         want = self._asm_on or sourceless
         if want != self.disasm_shown:
             self._show_disasm(want)
         key = (state.generation, state.selected_thread, state.selected_frame, frame.addr)
-        if want and key != self._asm_key:
+        if not want:
+            self._asm_key = None
+        elif key != self._asm_key:
             self._asm_key = key
             addr = int(frame.addr, 16)
             top = (state.selected_frame or 0) == 0
 
             async def follow() -> None:
+                # a frame passed through on the way to another (a thread selected, then its frame)
+                # is not disassembled: only one that is still selected a moment later
+                await asyncio.sleep(SETTLE)
+                if self._asm_key != key:
+                    return
                 await view.show_address(addr, pc=True, top=top)
                 self._disasm_title()
 
@@ -132,7 +139,7 @@ class NativeActions:
         self._asm_on = not (self._asm_on or self.disasm_shown)
         st = self.state
         frame = st.selected or (st.frames[0] if st.frames else None) if st.is_stopped else None
-        sourceless = frame is not None and not self.query_one(SourceView).path
+        sourceless = frame is not None and _no_source(self, frame)
         on = self._asm_on or sourceless
         if not on and sourceless:
             self.notify("this frame has no source: the disassembly stays", markup=False)
@@ -270,3 +277,12 @@ def _addr(text: str | None) -> int | None:
     m = _POINTER.match(str(text or ""))
     return int(m.group(1), 16) if m else None
 
+
+def _no_source(app: Any, frame) -> bool:
+    """Whether the disassembly takes the source area by itself: the frame has no line information
+    (a stripped library, libtorch, JIT code) and the source view has nothing else to show (a
+    Python frame's file, a file the user opened). A frame whose file gdb names but this machine
+    lacks keeps the source view's explanation (substitute-path); ``a`` shows its instructions."""
+    if app.query_one(SourceView).path:
+        return False
+    return not (frame.fullname and frame.line is not None)
