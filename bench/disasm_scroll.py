@@ -61,8 +61,10 @@ def draw(view, rows: int = 40) -> None:
 
 
 async def scroll(app, pilot, session, start: int, pages_max: int | None, gap: float) -> dict:
+    from tuidbg.ui.bridge import SessionBridge
+
     view = app.query_one("#asm")
-    view.session = session
+    view.source = SessionBridge(session)
     view.window = None
     view.display = True
     view.focus()

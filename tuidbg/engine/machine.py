@@ -159,6 +159,7 @@ class RegisterTracker:
         self._primed = False
         self._device: bool | None = None
         self.registers: tuple[Register, ...] = ()
+        self.counts: dict[str, int] = {}  # registers in each collapsed group (as of the last read)
 
     async def read(self, groups: Iterable[str] = ("general", "flags")) -> tuple[Register, ...]:
         device = self.session.state.device_focus is not None
@@ -168,6 +169,10 @@ class RegisterTracker:
         group_of = grouper(names, device)
         wanted = set(groups)
         regs = [(i, n, group_of(n)) for i, n in enumerate(names)]
+        self.counts = {}
+        for _, _, g in regs:
+            if g in COLLAPSED:
+                self.counts[g] = self.counts.get(g, 0) + 1
         chosen = [(i, n, g) for i, n, g in regs if g in wanted]
         changed = await changed_registers(self.session)
         if not self._primed:

@@ -253,7 +253,7 @@ class TuidbgApp(NativeActions, App[int], inherit_bindings=False):
             w.source = bridge
         for p in self.query(CudaPane):
             p.source = bridge
-        self._native_attach(session)
+        self._native_attach(bridge)
         self.query_one(WatchPane).python_eval = self._python_watch
         self._cuda_tab: bool | None = None
         ag = pyagent.controller(session)

@@ -53,9 +53,13 @@ class NativeActions:
 
     # -- state --------------------------------------------------------------------------------
 
-    def _native_attach(self: Any, session) -> None:
-        for w in (self.query_one(DisasmView), self.query_one(RegistersPane), self.query_one(MemoryView)):
-            w.session = session
+    def _native_attach(self: Any, bridge) -> None:
+        """The panes read through the app's SessionBridge for this session."""
+        view = self.query_one(DisasmView)
+        view.source = bridge
+        view.window = None
+        self.query_one(RegistersPane).source = bridge
+        self.query_one(MemoryView).source = bridge
         self._asm_key = None
 
     @property

@@ -15,7 +15,7 @@ on a call or jump follows its target, Backspace goes back, ``.`` returns to the 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from rich.segment import Segment
 from rich.style import Style
@@ -28,6 +28,12 @@ from textual.strip import Strip
 from tuidbg.engine import native
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.text import visible
+
+class DisasmSource(Protocol):
+    """What the Disassembly view reads (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
+
+    def disasm_window(self) -> native.DisasmWindow: ...
+
 
 PREFETCH_ROWS = 60  # the window grows when the cursor comes this close to either end
 
@@ -104,7 +110,7 @@ class DisasmView(ScrollView, can_focus=True):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.session = None  # set by the app
+        self.source: DisasmSource | None = None  # set by the app
         self.window: native.DisasmWindow | None = None
         self.lines: list[tuple[str, Any]] = []
         self.message: list[str] = ["No program stopped yet."]
@@ -174,13 +180,13 @@ class DisasmView(ScrollView, can_focus=True):
 
     async def show_address(self, address: int, pc: bool = False, top: bool = True) -> None:
         """Show the instructions around ``address`` (the pc when ``pc``), loading a window if needed."""
-        if self.session is None:
+        if self.source is None:
             return
         async with self._lock:
             if pc:
                 self.pc, self.pc_is_top = address, top
             if self.window is None or self.line_of(address) is None:
-                w = native.DisasmWindow(self.session)
+                w = self.source.disasm_window()
                 try:
                     await w.load_around(address)
                 except EngineError as exc:

@@ -11,6 +11,7 @@ asks for the value and a confirmation).
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from rich.segment import Segment
 from rich.style import Style
@@ -23,6 +24,14 @@ from textual.strip import Strip
 from tuidbg.engine import machine
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.text import visible
+
+class MemorySource(Protocol):
+    """What the Memory pane reads (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
+
+    async def read_memory(self, address: int, count: int) -> list[machine.MemoryChunk]: ...
+
+    async def address_of(self, expression: str) -> int: ...
+
 
 ROW = 16
 BLOCK = 1024  # bytes read when the view grows
@@ -61,7 +70,7 @@ class MemoryView(ScrollView, can_focus=True):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.session = None  # set by the app
+        self.source: MemorySource | None = None  # set by the app
         self.expression: str | None = None
         self.start = 0  # first loaded address (a multiple of ROW)
         self.data: list[int | None] = []  # None: unreadable
@@ -86,7 +95,8 @@ class MemoryView(ScrollView, can_focus=True):
     async def _read(self, address: int, count: int) -> tuple[list[int | None], dict[int, str]]:
         out: list[int | None] = []
         errors: dict[int, str] = {}
-        for ch in await machine.read_memory(self.session, address, count):
+        assert self.source is not None
+        for ch in await self.source.read_memory(address, count):
             if ch.data is None:
                 errors[ch.address - ch.address % ROW] = ch.error or "cannot read"
                 out.extend([None] * ch.size)
@@ -108,7 +118,7 @@ class MemoryView(ScrollView, can_focus=True):
 
     async def reread(self) -> None:
         """Read the loaded range again (a new stop); bytes that differ are marked changed."""
-        if not self.data or self.session is None:
+        if not self.data or self.source is None:
             return
         async with self._lock:
             data, errors = await self._read(self.start, len(self.data))
@@ -244,7 +254,7 @@ class MemoryView(ScrollView, can_focus=True):
 
 async def open_expression(view: MemoryView, expression: str) -> None:
     """Evaluate ``expression`` to an address and show memory there (EngineError when it is none)."""
-    if view.session is None:
+    if view.source is None:
         raise EngineError("no debugger session")
-    address = await machine.address_of(view.session, expression)
+    address = await view.source.address_of(expression)
     await view.open_at(expression, address)

@@ -10,6 +10,8 @@ pane is not looked at; the first read after it is shown compares with the last o
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
@@ -18,6 +20,12 @@ from tuidbg.engine import machine
 from tuidbg.engine.errors import EngineError
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
+
+class RegisterSource(Protocol):
+    """What the Registers pane reads (``tuidbg.ui.bridge.SessionBridge`` provides it)."""
+
+    def register_tracker(self) -> machine.RegisterTracker: ...
+
 
 LABELS = {"uniform": "uniform registers", "vector": "vector registers", "x87": "x87 floating point", "other": "other registers"}
 
@@ -36,13 +44,23 @@ class RegistersPane(RowList):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.session = None  # set by the app
+        self._source: RegisterSource | None = None  # set by the app (a new one for a new session)
         self.tracker: machine.RegisterTracker | None = None
         self.open_groups: set[str] = set()
         self.registers: tuple[machine.Register, ...] = ()
         self.error: str | None = None
         self._read_key: tuple | None = None
         self._counts: dict[str, int] = {}
+
+    @property
+    def source(self) -> RegisterSource | None:
+        return self._source
+
+    @source.setter
+    def source(self, source: RegisterSource | None) -> None:
+        self._source = source
+        self.tracker = None
+        self._read_key = None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -52,7 +70,7 @@ class RegistersPane(RowList):
 
     def update_state(self, state, visible_now: bool) -> None:
         """Read the registers of a new stop (or a new frame) if the pane is shown."""
-        if not state.is_stopped or self.session is None:
+        if not state.is_stopped or self._source is None:
             if not state.is_stopped and state.has_process is False:
                 self._show_message("No process.")
             return
@@ -63,23 +81,17 @@ class RegistersPane(RowList):
         self.run_worker(self.read(), group="registers", exclusive=True, exit_on_error=False)
 
     async def read(self) -> None:
-        if self.session is None:
+        if self._source is None:
             return
-        if self.tracker is None or self.tracker.session is not self.session:
-            self.tracker = machine.RegisterTracker(self.session)
+        if self.tracker is None:
+            self.tracker = self._source.register_tracker()
         groups = ("general", "flags", "predicate", *sorted(self.open_groups))
         try:
             regs = await self.tracker.read(groups)
-            names = await machine.register_names(self.session)
-            group_of = machine.grouper(names, self.session.state.device_focus is not None)
-            self._counts = {}
-            for n in names:
-                g = group_of(n)
-                if g in machine.COLLAPSED:
-                    self._counts[g] = self._counts.get(g, 0) + 1
         except EngineError as exc:
             self._show_message(f"Cannot read registers: {exc}")
             return
+        self._counts = dict(self.tracker.counts)
         self.registers = regs
         self.error = None
         self._render_rows()
