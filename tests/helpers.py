@@ -38,6 +38,20 @@ def compile_c(src: Path, out: Path, *flags: str, shared: bool = False, cxx: bool
     return out
 
 
+def build_native(build_dir: Path) -> Path:
+    """native.c at -O2 -g, linked against a stripped libstripped_mix.so (no symbols but its exports)."""
+    src = PROGRAMS / "native.c"
+    out = build_dir / "native-O2"
+    lib = build_dir / "libstripped_mix.so"
+    if not lib.exists() or lib.stat().st_mtime < (PROGRAMS / "stripped_mix.c").stat().st_mtime:
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", str(PROGRAMS / "stripped_mix.c"), "-o", str(lib)], check=True)
+        subprocess.run(["strip", str(lib)], check=True)
+    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+        subprocess.run(["gcc", "-O2", "-g", str(src), "-o", str(out), f"-L{build_dir}", "-lstripped_mix",
+                        f"-Wl,-rpath,{build_dir}"], check=True)
+    return out
+
+
 def pyenv_python(minor: str) -> Path | None:
     """pyenv's CPython ``minor`` (e.g. "3.12"), highest patch release, or None."""
     vdir = PYENV_ROOT / "versions"

@@ -14,8 +14,11 @@ import tuidbg.ui
 from tuidbg import config as tconfig
 from tuidbg.ui import bindings
 from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows
+from tuidbg.ui.panes.disasm import DisasmView
 from tuidbg.ui.panes.frames import CppFramesPane
 from tuidbg.ui.panes.io import CommandInput, ProgramInput
+from tuidbg.ui.panes.memory import MemoryView
+from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, WatchPane
@@ -33,6 +36,9 @@ CONTEXTS = {
     "program input": [ProgramInput],
     "cuda": [CudaPane, CudaRows],
     "cuda input": [CudaPane, CudaInput],
+    "disassembly": [DisasmView],
+    "registers": [RegistersPane],
+    "memory": [MemoryView],
 }
 
 

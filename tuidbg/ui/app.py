@@ -39,7 +39,11 @@ from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, profile_commands, remembered
 from tuidbg.engine import cuda
 from tuidbg.ui.bridge import SessionBridge
+from tuidbg.ui.native_actions import NativeActions
 from tuidbg.ui.panes.cuda import CudaPane
+from tuidbg.ui.panes.disasm import DisasmView
+from tuidbg.ui.panes.memory import MemoryView
+from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
@@ -72,6 +76,8 @@ PANES = {
     "locals": ("locals", "vars-group", "tab-locals"),
     "watch": ("watch", "vars-group", "tab-watch"),
     "breakpoints": ("breakpoints", "vars-group", "tab-breakpoints"),
+    "registers": ("registers", "vars-group", "tab-registers"),
+    "memory": ("memory", "vars-group", "tab-memory"),
     "console": ("console-input", "io-group", "tab-console"),
     "output": ("output-input", "io-group", "tab-output"),
 }
@@ -130,7 +136,7 @@ class StatusLine(Static):
 FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
 
 
-class TuidbgApp(App[int], inherit_bindings=False):
+class TuidbgApp(NativeActions, App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
@@ -181,6 +187,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             with Vertical(id="source-pane"):
                 yield Static(Content("Source"), id="source-title", classes="pane-title")
                 yield SourceView(id="source")
+                yield DisasmView(id="disasm")
             with TabbedContent(id="stack-group", initial="tab-stack"):
                 with TabPane("Stack", id="tab-stack"):
                     with Vertical(id="stack-box"):
@@ -201,6 +208,10 @@ class TuidbgApp(App[int], inherit_bindings=False):
                     yield WatchPane(id="watch")
                 with TabPane("Breakpoints", id="tab-breakpoints"):
                     yield BreakpointsPane(id="breakpoints")
+                with TabPane("Registers", id="tab-registers"):
+                    yield RegistersPane(id="registers")
+                with TabPane("Memory", id="tab-memory"):
+                    yield MemoryView(id="memory")
             with TabbedContent(id="io-group", initial="tab-console"):
                 with TabPane("Console", id="tab-console"):
                     yield ConsolePane(id="console")
@@ -244,6 +255,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             w.source = bridge
         for p in self.query(CudaPane):
             p.source = bridge
+        self._native_attach(bridge)
         self.query_one(WatchPane).python_eval = self._python_watch
         self._cuda_tab: bool | None = None
         ag = pyagent.controller(session)
@@ -371,6 +383,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
             self.query_one(BreakpointsPane).update_state(state, self._python_breakpoint_rows(state),
                                                          *remembered.pane_extras(self.session))
             self._update_source(state, prev)
+            self._native_update(state)
         self._notice_transitions(prev, state)
 
     def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
@@ -741,6 +754,7 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if not src.show_file(path, line):
             self.notify(f"cannot open {path}", severity="warning", markup=False)
             return False
+        self._source_opened()
         self._user_file = path
         self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
         st = self.state
@@ -809,6 +823,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         if st.process is ProcessState.EXITED and self.session.config.mode == "run":
             self.notify("the program has exited; R runs it again", markup=False)
             return
+        if op in ("stepi", "nexti"):
+            self._step_instruction(over=op == "nexti")
+            return
         names = {"cont": "continue", "next": "next", "step": "step", "finish": "finish", "until": "until"}
         ag = self._agent()
         if ag is not None and st.is_stopped:
@@ -861,6 +878,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
         self._run(lambda: ag.step_into_native(frame=frame), "step into native")
 
     def action_run_to_cursor(self) -> None:
+        if self._disasm_focused():
+            self._run_to_instruction()
+            return
         src = self.query_one(SourceView)
         if not src.path:
             self.notify("no source file shown", markup=False)
@@ -921,6 +941,9 @@ class TuidbgApp(App[int], inherit_bindings=False):
     # -- actions: breakpoints -----------------------------------------------------------------------
 
     def action_toggle_breakpoint(self) -> None:
+        if self._disasm_focused():
+            self._toggle_instruction_breakpoint()
+            return
         src = self.query_one(SourceView)
         if not src.path:
             self.notify("no source file shown", markup=False)
@@ -1120,6 +1143,8 @@ class TuidbgApp(App[int], inherit_bindings=False):
                 self._show_group(group)
         if name == "python" and self.merged:
             widget_id = "cpp-list"
+        if name == "source" and self.disasm_shown:
+            widget_id = "disasm"
         try:
             self.query_one(f"#{widget_id}").focus()
         except Exception:

@@ -4,7 +4,8 @@ Panes render the state they are given and post messages for what the user does (
 a breakpoint toggled); the app turns those into session requests. Some panes also read on demand,
 as the user opens things: a variable's children, a CUDA block's threads. They do that through a
 ``SessionBridge``, never through the session: each pane declares the little it needs as a
-``Protocol`` (``VarSource`` in ``panes/variables.py``, ``CudaSource`` in ``panes/cuda/pane.py``),
+``Protocol`` (``VarSource`` in ``panes/variables.py``, ``CudaSource`` in ``panes/cuda/pane.py``,
+``DisasmSource``, ``RegisterSource`` and ``MemorySource`` in ``panes/disasm.py``, ``registers.py``, ``memory.py``),
 and this class is the only implementation, made by the app for each session (a restarted session
 gets a new bridge). Panes never import the session (a contract in ``pyproject.toml``), and with
 this door they never hold it either.
@@ -12,7 +13,7 @@ this door they never hold it either.
 
 from __future__ import annotations
 
-from tuidbg.engine import cuda
+from tuidbg.engine import cuda, machine, native
 from tuidbg.engine.records import CHILDREN_PAGE, VarObj
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState
@@ -51,3 +52,18 @@ class SessionBridge:
         """The session's cuda-gdb support, when gdb is cuda-gdb."""
         ext = cuda.get(self._session)
         return ext if ext is not None and ext.active else None
+
+    # -- the machine level (the Disassembly view, the Registers and Memory panes) ----------------
+
+    def disasm_window(self) -> native.DisasmWindow:
+        """An empty window of instructions over this session (it decodes as it is asked)."""
+        return native.DisasmWindow(self._session)
+
+    def register_tracker(self) -> machine.RegisterTracker:
+        return machine.RegisterTracker(self._session)
+
+    async def read_memory(self, address: int, count: int) -> list[machine.MemoryChunk]:
+        return await machine.read_memory(self._session, address, count)
+
+    async def address_of(self, expression: str) -> int:
+        return await machine.address_of(self._session, expression)

@@ -103,7 +103,17 @@ class VariablesTree(Tree[VarNode]):
     """
     BINDINGS = [
         Binding("v", "show_value", "Whole value", id="variables.show_value"),
+        Binding("x", "show_memory", "Memory at", id="variables.memory"),
     ]
+
+    class ShowMemory(Message):
+        """Open the Memory pane at this value (a pointer's target, an array's first element)."""
+
+        def __init__(self, value: str | None, varobj: str | None, expression: str | None) -> None:
+            super().__init__()
+            self.value = value
+            self.varobj = varobj
+            self.expression = expression
 
     class ShowValue(Message):
         def __init__(self, title: str, value: str, varobj: str | None = None, expression: str | None = None) -> None:
@@ -256,6 +266,14 @@ class VariablesTree(Tree[VarNode]):
         d = node.data
         expr = d.expression if d.expression else (d.name if d.path.startswith("local:") and d.parent_path is None else None)
         self.post_message(self.ShowValue(d.path.split(":", 1)[-1], d.value, d.varobj, expr))
+
+    def action_show_memory(self) -> None:
+        node = self.cursor_node
+        if node is None or node.data is None or node.data.is_more_row:
+            return
+        d = node.data
+        expr = d.expression if d.expression else (d.name if d.path.startswith("local:") and d.parent_path is None else None)
+        self.post_message(self.ShowMemory(d.value, d.varobj, expr))
 
 
 class LocalsPane(VariablesTree):
