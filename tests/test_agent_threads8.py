@@ -1,0 +1,69 @@
+"""Eight threads running Python in the same function at once, one Python breakpoint (issue 16).
+
+On the free-threaded 3.14t the eight really run together (no GIL): each thread must stop in
+turn with its own frames and locals, a step must stay on its thread while the seven others
+spin, and requests answered while the others stay frozen (evaluate, locals, a new breakpoint,
+a garbage collection) must not wait for them. The same test runs on every interpreter.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import requires_gdb
+from helpers import PROGRAMS, line_of
+from test_agent import INTERPRETERS, _exit, _start, _stop
+
+from tuidbg.agent import protocol as P
+
+pytestmark = [requires_gdb, pytest.mark.slow]
+
+PROG = PROGRAMS / "py" / "agent_ft_threads.py"
+N = 8
+
+
+@pytest.mark.parametrize("python", INTERPRETERS)
+async def test_eight_threads_one_breakpoint_each_stops_in_turn(make_session, python):
+    s, ctl, out = await _start(make_session, python, PROG)
+    hit, nxt, done = (line_of(PROG, m) for m in ("turn_hit", "turn_next", "ft_done"))
+    bp = await ctl.add_breakpoint(str(PROG), hit)
+    await s.launch()
+    seen: dict[int, int] = {}
+    for k in range(N):
+        stop = await _stop(ctl)
+        assert (stop.reason, stop.bp_id, stop.func, stop.line) == (P.R_BREAKPOINT, bp.id, "work", hit), stop
+        assert stop.thread_name == f"worker-{k}"
+        assert stop.native_id not in seen.values() and stop.native_id != ctl.info.main_native_id
+        seen[k] = stop.native_id
+        # its own frames: work() called by threading's run(), nothing of another thread's
+        assert [f.func for f in stop.frames][:2] == ["work", "Thread.run" if "Thread.run" in [f.func for f in stop.frames] else "run"]
+        assert s.state.thread(s.state.selected_thread).lwp == stop.native_id
+        assert await ctl.evaluate("k") == str(k)
+        assert dict((n, v) for n, _, v in await ctl.python_locals()).get("k") == str(k)
+        # every worker is in work() (spinning) while this one is stopped
+        assert await ctl.evaluate("sorted(entered)") == str(list(range(N)))
+        if k == 1:
+            # a breakpoint added while the others stay frozen (the agent applies it alone)
+            await ctl.add_breakpoint(str(PROG), done)
+        if k == 2:
+            # a collection while the others stay frozen (free-threaded: it stops the world)
+            assert int(await ctl.evaluate("__import__('gc').collect()")) >= 0
+            assert await ctl.evaluate("len([[i] for i in range(50000)])") == "50000"
+        if k == 3:
+            # a step stays on this thread while the seven others run work()
+            await ctl.step_over()
+            stop = await _stop(ctl)
+            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt)
+            assert await ctl.evaluate("(k, mine)") == "(3, 3)"
+            await ctl.step_over()
+            stop = await _stop(ctl)
+            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt + 1)
+            assert await ctl.evaluate("turn[0]") == "4"
+        await ctl.resume()
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.line, stop.native_id) == (P.R_BREAKPOINT, done, ctl.info.main_native_id)
+    free = str(python).endswith("t")  # python3.14t
+    assert await ctl.evaluate("gil") == str(not free)
+    assert ctl.info.free_threaded is free
+    await ctl.resume()
+    assert await _exit(s, ctl) == 0
+    assert f"done {N}".encode() in out
