@@ -3,13 +3,15 @@
 On the free-threaded 3.14t the eight really run together (no GIL): each thread must stop in
 turn with its own frames and locals, a step must stay on its thread while the seven others
 spin, and requests at a stop (evaluate, locals, a new breakpoint, a garbage collection) must
-be answered. The engine answers with only the stopped thread running, and lets every thread
+be answered; so must a breakpoint set while all eight run. The engine answers with only the stopped thread running, and lets every thread
 run when that thread cannot answer alone (a GIL handed to a frozen thread; without a GIL, a
 stop-the-world a frozen thread had begun); the agent itself never starts a stop-the-world
 while gdb holds the others (tuidbg/agent/__init__.py). The same test runs on every interpreter.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 from conftest import requires_gdb
@@ -69,6 +71,18 @@ async def test_eight_threads_one_breakpoint_each_stops_in_turn(make_session, pyt
             stop = await _stop(ctl)
             assert (stop.reason, stop.bp_id, stop.native_id, stop.line) == (P.R_BREAKPOINT, tmp.id, seen[4], nxt)
         await ctl.resume()
+    # every worker spins in work() now: a breakpoint set while they run (the agent's thread applies it)
+    await asyncio.sleep(0.3)
+    assert s.state.is_running
+    spin = line_of(PROG, "ft_spin")
+    bp2 = await ctl.add_breakpoint(str(PROG), spin)
+    stop = await _stop(ctl)
+    assert (stop.reason, stop.bp_id, stop.func, stop.line) == (P.R_BREAKPOINT, bp2.id, "work", spin)
+    k = next(k for k, lwp in seen.items() if lwp == stop.native_id)  # one of the workers, whichever came first
+    assert stop.thread_name == f"worker-{k}" and await ctl.evaluate("k") == str(k)
+    await ctl.evaluate("finish[0] = True")
+    await ctl.delete_breakpoint(bp2.id)
+    await ctl.resume()
     stop = await _stop(ctl)
     assert (stop.reason, stop.line, stop.native_id) == (P.R_BREAKPOINT, done, ctl.info.main_native_id)
     free = str(python).endswith("t")  # python3.14t

@@ -64,7 +64,8 @@ to a thread gdb keeps frozen and wait for it forever.
 
 *No GIL (free-threaded 3.13t/3.14t).* Threads really run at once. Stops still
 go one at a time (a lock around the stop; a thread that hits a breakpoint
-while another is stopped waits for it, then stops). What the interpreter does
+while another is stopped waits for it, then stops, unless the breakpoint was
+deleted or disabled meanwhile). What the interpreter does
 by stopping the world (every ``sys.monitoring`` change, a DISABLE returned by
 a callback, ``sys._current_frames()``, a collection) waits for every thread,
 so none of it may run while gdb holds the others and only the stopped thread

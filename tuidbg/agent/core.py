@@ -411,6 +411,8 @@ class Agent(object):
         if gc_off:
             gc.disable()
         try:
+            if reason == P.R_BREAKPOINT and not self._still_stops(extra or {}):
+                return None
             return self._stop_locked(reason, frame, extra or {}, frames, tid)
         except Exception as exc:  # never into the user's program
             _internal_error(exc)
@@ -421,6 +423,14 @@ class Agent(object):
             self.stop_frames = []  # do not keep the program's frames (and their locals) alive
             self._busy.pop(tid, None)
             self._stop_lock.release()
+
+    def _still_stops(self, extra):
+        """A breakpoint this thread hit while another thread was stopped (it waited for the stop lock):
+        not if the front end deleted or disabled it meanwhile (gdb drops such stale hits too)."""
+        if "deleted_bp" in extra:
+            return True  # this thread's own temporary breakpoint
+        bp = self.bpt.by_id.get(extra.get("bp"))
+        return bp is not None and bp.enabled
 
     def _stop_locked(self, reason, frame, extra, frames, tid):
         if frames is None:

@@ -2,8 +2,9 @@
 
 Every worker enters work(), waits (spinning in Python) until all eight are in it, then spins
 until its turn comes: worker k runs the line marked ``turn_hit`` when ``turn == k``, then hands
-the turn on and spins until every worker has had its turn. So at every moment of the turns all
-eight threads run Python in work(), and the marked line runs once per thread, in order 0..7.
+the turn on and spins until every worker has had its turn, then until ``finish[0]`` is set
+(by the test, at a stop). So at every moment all eight threads run Python in work(), and the
+marked line runs once per thread, in order 0..7.
 """
 import sys
 import threading
@@ -12,6 +13,7 @@ N = 8
 entered = []
 lock = threading.Lock()
 turn = [0]
+finish = [False]
 spins = [0] * N
 
 
@@ -26,6 +28,8 @@ def work(k):
     turn[0] = k + 1  # MARK:turn_next
     while turn[0] < N:
         spins[k] += 1
+    while not finish[0]:  # all eight spin here until the test says finish
+        spins[k] += 1  # MARK:ft_spin
     return mine
 
 
