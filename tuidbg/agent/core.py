@@ -17,6 +17,9 @@ stop function), ``_breakpoints`` (the breakpoint table), ``_exceptions`` (which
 exceptions stop, and what such a stop shows), the backends ``_monitoring`` (3.12+)
 and ``_settrace``. ``_registry`` holds the running agent: the backends, ``api`` and
 ``pytest_plugin`` find it there and never import this module.
+
+About 700 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
+the free-threaded deferrals) reads as one piece; what stands alone lives in the modules above.
 """
 
 import _thread
