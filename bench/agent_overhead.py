@@ -19,7 +19,9 @@ the stop being refreshed in the session's state (``wait_stop``), over --steps st
 
     .venv/bin/python bench/agent_overhead.py [--python PATH ...] [--repeat 3] [--steps 40] [--compare-global]
 
-Goals (issue 5): <= 1.05x on 3.12+, <= 1.5x on <= 3.11 with a breakpoint that never runs.
+Goals (issue 5): <= 1.05x on 3.12+, <= 1.5x on <= 3.11 with a breakpoint that never runs;
+the same on scripts/build-cpython314.sh's 3.14 and free-threaded 3.14t (issue 16), which the
+default run includes.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from helpers import DEBIAN_PY311, line_of, pyenv_python  # noqa: E402
+from helpers import CPYTHON314_CACHE, DEBIAN_PY311, cpython314, line_of, pyenv_python  # noqa: E402
 
 from tuidbg.engine import pyagent  # noqa: E402
 from tuidbg.engine.debugger import new_session
@@ -78,10 +80,21 @@ def interpreters(paths: list[str]) -> list[Path]:
     if paths:
         return [Path(p) for p in paths]
     out = [pyenv_python(m) for m in ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14")]
+    # scripts/build-cpython314.sh's 3.14 and its free-threaded 3.14t, measured in the same run
+    out += [cpython314("3.14"), cpython314("3.14t")]
     out = [p for p in out if p is not None]
     if DEBIAN_PY311.exists():
         out.append(DEBIAN_PY311)
     return out
+
+
+def origin(py: Path) -> str:
+    """Where an interpreter comes from, for the table: debian, pyenv, or the 3.14 builds (t: free-threaded)."""
+    if str(py).startswith("/usr/bin"):
+        return "debian"
+    if str(py).startswith(str(CPYTHON314_CACHE)):
+        return "build-3.14t (no GIL)" if py.name.endswith("t") else "build-3.14"
+    return "pyenv"
 
 
 def pytest_libs(tmp: Path) -> Path:
@@ -227,7 +240,7 @@ def main() -> int:
     for py in interpreters(args.python):
         version = subprocess.run([str(py), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
                                  capture_output=True, text=True).stdout.strip()
-        label = f"{version} {'debian' if str(py).startswith('/usr/bin') else 'pyenv'}"
+        label = f"{version} {origin(py)}"
         for kind in kinds:
             wargs = [kind, SIZES[kind]]
             pp = None

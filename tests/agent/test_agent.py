@@ -1,8 +1,9 @@
 """tuidbg's Python agent with real gdb and real interpreters: breakpoints, stepping, threads, mixed
 Python/C stepping, attach, tuidbg.breakpoint(), pytest, exceptions.
 
-Every test runs on each CPython 3.9-3.13 that pyenv has here and on Debian's stripped
-/usr/bin/python3.11 (no DWARF, no .symtab): the agent needs no debug information.
+Every test runs on each CPython 3.9-3.13 that pyenv has here, on Debian's stripped
+/usr/bin/python3.11 (no DWARF, no .symtab) and on scripts/build-cpython314.sh's 3.14 (with
+debug information, stripped, free-threaded): the agent needs no debug information.
 """
 
 from __future__ import annotations
@@ -555,6 +556,8 @@ async def test_attach_inject_breakpoint_and_detach(make_session, python, tmp_pat
         await s.cont()  # the injected bootstrap runs in the main thread; the agent connects
         stop = await _stop(ctl)
         assert ctl.info.connected and ctl.info.how == "attach"
+        # 3.14+ (free-threaded too): PEP 768's remote execution; before: gdb's pending call
+        assert ctl.info.inject == ("pep768" if _version(python) >= (3, 14) else "pending-call"), ctl.info
         assert (stop.reason, stop.bp_id, stop.func, stop.line) == (P.R_BREAKPOINT, bp.id, "tick", body)
         n = int(await ctl.evaluate("n"))
         await ctl.resume()
@@ -628,7 +631,7 @@ def _pytest_pythons():
     for p in [pyenv_python(m) for m in ("3.12", "3.13")] + [DEBIAN_PY311 if DEBIAN_PY311.exists() else None]:
         if p is not None:
             out.append(pytest.param(p, id=f"{p.name}-{'debian' if str(p).startswith('/usr/') else 'pyenv'}"))
-    out.extend(cpython314_param(b) for b in ("3.14", "3.14t"))
+    out.extend(cpython314_param(b) for b in ("3.14", "3.14-stripped", "3.14t"))
     return out
 
 
@@ -730,7 +733,7 @@ def test_breakpoint_shim_without_tuidbg_importable(python, tmp_path):
 
 
 @pytest.mark.parametrize("python", [p for p in INTERPRETERS if p.id in ("pyenv-3.12", "pyenv-3.13", "debian-3.11-stripped",
-                                                                        "cpython-3.14", "cpython-3.14t")])
+                                                                        "cpython-3.14", "cpython-3.14-stripped", "cpython-3.14t")])
 def test_native_exec_audit_hook_sees_only_code_about_to_run(python):
     # The 3.12+ backend learns of code as it is executed from the audit hook's "exec" event; on x86-64
     # the hook is native and calls back into Python for that event only.

@@ -188,7 +188,8 @@ def test_deep_stacks_exact(build_dir, tmp_path, cleanup, name):
         proc.wait(10)
 
 
-@pytest.mark.parametrize("name", interpreter_params(["debian-3.11", "pyenv-3.9", "pyenv-3.13"]))
+@pytest.mark.parametrize("name", interpreter_params(["debian-3.11", "pyenv-3.9", "pyenv-3.13", "cpython-3.14",
+                                                       "cpython-3.14-stripped", "cpython-3.14t"]))
 def test_50000_frames_exact(build_dir, tmp_path, cleanup, name):
     _deep(resolve(name, build_dir), 50000, tmp_path, cleanup)
 

@@ -1,5 +1,6 @@
 """Python breakpoints and stepping in the TUI (tuidbg's agent), with the keyboard, on real
-interpreters: Debian's stripped 3.11 (settrace backend) and pyenv's 3.12 (sys.monitoring)."""
+interpreters: Debian's stripped 3.11 (settrace backend), pyenv's 3.12 (sys.monitoring) and the free-threaded
+3.14t (sys.monitoring, no GIL)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
+from helpers import DEBIAN_PY311, PROGRAMS, cpython314, cpython314_missing, line_of, pyenv_python
 from ui_helpers import log_text, make_app, until
 
 from tuidbg.engine import pyagent
@@ -29,12 +30,16 @@ STEPS = PY / "agent_steps.py"
 def _interp(name: str):
     if name == "debian-3.11":
         return DEBIAN_PY311 if DEBIAN_PY311.exists() else None
+    if name.startswith("cpython-"):
+        return cpython314(name[len("cpython-"):])
     return pyenv_python(name.split("-")[1])
 
 
 INTERPS = [
     pytest.param("debian-3.11", marks=pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")),
     pytest.param("pyenv-3.12", marks=pytest.mark.skipif(pyenv_python("3.12") is None, reason="pyenv has no CPython 3.12 on this machine")),
+    # free-threaded (no GIL), scripts/build-cpython314.sh's
+    pytest.param("cpython-3.14t", marks=pytest.mark.skipif(cpython314("3.14t") is None, reason=cpython314_missing("3.14t"))),
 ]
 
 
@@ -334,7 +339,16 @@ async def test_python_watches_follow_the_selected_python_frame(interp):
                     "gdb's answer")
 
 
-@pytest.mark.parametrize("interp", INTERPS)
+def _all_interps():
+    out = [pytest.param(f"pyenv-{m}", marks=pytest.mark.skipif(pyenv_python(m) is None, reason=f"pyenv has no CPython {m} on this machine"))
+           for m in ("3.9", "3.10", "3.11", "3.12", "3.13")]
+    out.append(INTERPS[0])
+    for b in ("3.14", "3.14-stripped", "3.14t"):
+        out.append(pytest.param(f"cpython-{b}", marks=pytest.mark.skipif(cpython314(b) is None, reason=cpython314_missing(b))))
+    return out
+
+
+@pytest.mark.parametrize("interp", _all_interps())
 async def test_threads_pane_names_python_threads_and_their_python_line(interp):
     # The threads pane shows the names the program's threading module gave its threads (the agent
     # reports them; the OS knows none) and the Python line each thread is on (read from memory).

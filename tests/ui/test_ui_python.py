@@ -25,7 +25,8 @@ def names(app) -> dict[str, str | None]:
     return {n.data.name: n.data.value for n in tree.root.children if n.data is not None}
 
 
-@pytest.mark.parametrize("interp_name", ["debian-3.11", "pyenv-3.12", "pyenv-3.9"])
+@pytest.mark.parametrize("interp_name", ["debian-3.11", "pyenv-3.12", "pyenv-3.9", "cpython-3.14", "cpython-3.14-stripped",
+                                         "cpython-3.14t"])
 async def test_sigtrap_selects_the_python_frame_and_panes_follow(interp_name, build_dir, tmp_path):
     interp = resolve(interp_name, build_dir)
     app = make_app(program=str(interp.exe), args=[str(TRAP), str(tmp_path / "rec.json")], program_env=interp.env, python_target=True)

@@ -62,6 +62,20 @@ thread waiting for the GIL may have posted; otherwise, answering a request
 while gdb runs only this thread, CPython's forced switching would hand the GIL
 to a thread gdb keeps frozen and wait for it forever.
 
+*No GIL (free-threaded 3.13t/3.14t).* Threads really run at once. Stops still
+go one at a time (a lock around the stop; a thread that hits a breakpoint
+while another is stopped waits for it, then stops, unless the breakpoint was
+deleted or disabled meanwhile). What the interpreter does
+by stopping the world (every ``sys.monitoring`` change, a DISABLE returned by
+a callback, ``sys._current_frames()``, a collection) waits for every thread,
+so none of it may run while gdb holds the others and only the stopped thread
+answers: in a stop, a new breakpoint table is instrumented once the program
+resumes, and automatic collection is off until then. A stop-the-world that
+another thread had begun when gdb froze it still parks the answering thread:
+the front end then lets every thread run until the answer comes (its
+fallback). The breakpoint table is swapped in one store, and a callback that
+began under an older table never returns DISABLE (``_monitoring._disable``).
+
 *Cost.* 3.12+: ``sys.monitoring`` with events only on code objects that hold
 breakpoints (PY_START fires once per code object, then is disabled). 3.9-3.11:
 no trace function at all without breakpoints; with breakpoints, on x86-64, a

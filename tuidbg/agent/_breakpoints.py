@@ -6,6 +6,8 @@ object holds (cached per code object) and, on such a line, whether to stop
 agent turns a hit into a stop.
 """
 
+import threading
+
 from ._lines import canon, code_lines, resolve_line
 from ._registry import is_agent_code
 
@@ -28,6 +30,9 @@ class Breakpoints(object):
         self.by_id = {}
         self.index = {}
         self._code_cache = {}
+        # Hit counts, ignore counts and a temporary breakpoint's deletion: several threads may hit the
+        # same breakpoint at the same moment (free-threaded builds), each count and deletion once.
+        self._hit_lock = threading.Lock()
 
     def set(self, defs):
         """Replace the table with the front end's definitions."""
@@ -73,6 +78,9 @@ class Breakpoints(object):
         self.by_id = bps
         self.index = index
         self._code_cache = {}
+        # Hit counts, ignore counts and a temporary breakpoint's deletion: several threads may hit the
+        # same breakpoint at the same moment (free-threaded builds), each count and deletion once.
+        self._hit_lock = threading.Lock()
 
     def statuses(self):
         return [b.status() for b in self.by_id.values()]
@@ -92,6 +100,9 @@ class Breakpoints(object):
                 self._verify_late(per_file, mine)
         if len(self._code_cache) > 100000:
             self._code_cache = {}
+        # Hit counts, ignore counts and a temporary breakpoint's deletion: several threads may hit the
+        # same breakpoint at the same moment (free-threaded builds), each count and deletion once.
+        self._hit_lock = threading.Lock()
         self._code_cache[id(code)] = (code, lines)
         return lines
 
@@ -127,17 +138,20 @@ class Breakpoints(object):
                             continue
                     except Exception as exc:
                         message = "error in condition %r: %s: %s" % (bp.cond, type(exc).__name__, exc)
-            bp.hits += 1
-            if message is None and bp.ignore_left > 0:
-                bp.ignore_left -= 1
-                continue
-            extra = {"bp": bp.id, "hits": bp.hits}
+            with self._hit_lock:
+                if bp.temporary and bp.id not in self.by_id:
+                    continue  # another thread hit it first and deleted it
+                bp.hits += 1
+                if message is None and bp.ignore_left > 0:
+                    bp.ignore_left -= 1
+                    continue
+                extra = {"bp": bp.id, "hits": bp.hits}
+                if bp.temporary:
+                    new = dict(self.by_id)
+                    new.pop(bp.id, None)
+                    self.install(new)
+                    extra["deleted_bp"] = bp.id
             if message:
                 extra["message"] = message
-            if bp.temporary:
-                new = dict(self.by_id)
-                new.pop(bp.id, None)
-                self.install(new)
-                extra["deleted_bp"] = bp.id
             return extra
         return None

@@ -19,6 +19,11 @@
   into". Events are per interpreter, so every callback filters on the stepping
   thread; while a step is on, nothing returns DISABLE.
 - Raised exceptions filtered by type: RAISE globally while a filter is set.
+- Threads really running together (free-threaded 3.13t/3.14t): the breakpoint
+  table is swapped in one store, and a callback that began under an older table
+  never returns DISABLE (see ``_disable``). Every DISABLE, ``set_local_events``,
+  ``set_events``, ``restart_events`` and ``sys._current_frames()`` stops the
+  world in such a build: done while the others run, never while gdb holds them.
 """
 
 import _thread
@@ -60,6 +65,7 @@ class MonitoringBackend(object):
         self._hooked = False  # the audit hook goes in with the first breakpoint (it cannot be taken out)
         self.hook_kind = None  # "native" (x86-64: only "exec" reaches Python) or "python"
         self._disabled = False  # a callback returned DISABLE since the last restart_events()
+        self.table_gen = 0  # counts new breakpoint tables (a callback that saw an older one never disables)
         reg = mon.register_callback
         t = self.tool
         reg(t, E.PY_START, self._on_start)
@@ -186,11 +192,13 @@ class MonitoringBackend(object):
             while f is not None:
                 codes[id(f.f_code)] = f.f_code
                 f = f.f_back
-        self.bp_codes = {}
+        bp_codes = {}
         for code in codes.values():
             lines = self.agent.bp_lines_for_code(code)
             if lines:
-                self.bp_codes[id(code)] = (code, lines)
+                bp_codes[id(code)] = (code, lines)
+        self.bp_codes = bp_codes  # in one store: a callback on another thread sees the old table or the new
+        self.table_gen += 1
         for code in codes.values():
             self._set_local(code, self._wanted_local(code))
         self._update_globals()
@@ -276,13 +284,25 @@ class MonitoringBackend(object):
             if id(code) not in self.bp_codes:
                 self._note_bp_code(code)
             return None
+        gen = self.table_gen
         if id(code) not in self.bp_codes:
             self._note_bp_code(code)
+        return self._disable(gen)
+
+    def _disable(self, gen):
+        """DISABLE, unless the breakpoint table changed since the callback began (``gen``): another
+        thread (free-threaded: really at the same time) put in a table this callback has not seen, and
+        ran ``restart_events`` already; disabling now would hide a new breakpoint until the next one.
+        Nothing between this test and the interpreter's handling of DISABLE lets the refresh's
+        ``restart_events`` (a stop-the-world in a free-threaded build) in."""
         self._disabled = True
+        if gen != self.table_gen:
+            return None
         return DISABLE
 
     def _on_line(self, code, line):
         agent = self.agent
+        gen = self.table_gen
         st = agent.step
         if st is not None and _thread.get_ident() == st.thread and id(code) in self.step_codes:
             st = self._stepping()
@@ -298,8 +318,7 @@ class MonitoringBackend(object):
             agent.on_bp_line(sys._getframe(1), line)
             return None
         if agent.step is None:
-            self._disabled = True
-            return DISABLE
+            return self._disable(gen)
         return None
 
     def _on_instruction(self, code, offset):

@@ -17,9 +17,13 @@ stop function), ``_breakpoints`` (the breakpoint table), ``_exceptions`` (which
 exceptions stop, and what such a stop shows), the backends ``_monitoring`` (3.12+)
 and ``_settrace``. ``_registry`` holds the running agent: the backends, ``api`` and
 ``pytest_plugin`` find it there and never import this module.
+
+About 700 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
+the free-threaded deferrals) reads as one piece; what stands alone lives in the modules above.
 """
 
 import _thread
+import gc
 import json
 import os
 import socket
@@ -47,6 +51,8 @@ from ._registry import AGENT_DIR, is_agent_code
 from ._stub import StubError, make_stub
 
 _HELLO_TIMEOUT = 120.0
+# A free-threaded build (3.13t/3.14t) running without the GIL: Python threads really run together.
+FREE_THREADED = not getattr(sys, "_is_gil_enabled", lambda: True)()
 _DEBUG = bool(os.environ.get("TUIDBG_AGENT_DEBUG"))  # a few lines on stderr about what the agent does
 
 
@@ -93,6 +99,8 @@ class Agent(object):
         self.step = None
         self.stop_frames = []
         self._busy = {}
+        self._answering = None  # the thread answering a stop (its requests run while gdb holds the others)
+        self._refresh_pending = False
         self._stop_lock = threading.Lock()
         self._send_lock = threading.Lock()
         self._hooks_lock = threading.Lock()
@@ -130,6 +138,7 @@ class Agent(object):
             "mailbox_size": P.MAILBOX_SIZE,
             "agent_dir": AGENT_DIR,
             "how": self.how,
+            "free_threaded": FREE_THREADED,
             "main_native_id": main_native_id(),
             "error": self.error,
         }
@@ -274,6 +283,19 @@ class Agent(object):
                 replies.append({"op": kind, "error": "%s: %s" % (type(exc).__name__, exc)})
         return replies, resume, want_reply
 
+    def _refresh(self):
+        """The backend takes a new table or options. Free-threaded, in a stop being answered (gdb holds the
+        other threads): not before the program resumes, as instrumenting code stops the world there."""
+        if FREE_THREADED and self._answering == _thread.get_ident():
+            self._refresh_pending = True
+        else:
+            self.backend.refresh()
+
+    def _refresh_if_pending(self):
+        if self._refresh_pending:
+            self._refresh_pending = False
+            self.backend.refresh()
+
     def set_options(self, op):
         opts = dict(self.opts)
         for key in ("uncaught", "failure"):
@@ -282,7 +304,7 @@ class Agent(object):
         if "raise" in op:
             opts["raise"] = tuple(str(x) for x in (op["raise"] or ()))
         self.opts = opts
-        self.backend.refresh()
+        self._refresh()
 
     def _frame_arg(self, op, stopped):
         if not stopped:
@@ -326,7 +348,7 @@ class Agent(object):
     def set_breakpoints(self, defs):
         _debug("breakpoints %s" % [(d.get("file"), d.get("line"), d.get("enabled")) for d in defs])
         self.bpt.set(defs)
-        self.backend.refresh()
+        self._refresh()
 
     def bp_lines_for_code(self, code):
         """The breakpoint lines inside ``code`` (a frozenset, empty if none). Cached per code object."""
@@ -343,7 +365,7 @@ class Agent(object):
         if extra is None:
             return None
         if "deleted_bp" in extra:
-            self.backend.refresh()
+            self._refresh()
         return self.stop(P.R_BREAKPOINT, frame, extra)
 
     # -- exceptions ---------------------------------------------------------------------------
@@ -385,15 +407,33 @@ class Agent(object):
             return None
         self._stop_lock.acquire()
         self._busy[tid] = True
+        # Free-threaded: a collection stops the world, and while a stop is answered the other threads are
+        # frozen by gdb (only this one runs): an automatic collection started by the answer (an expression
+        # that allocates) would wait for them for ever. No automatic collection until the program resumes.
+        gc_off = FREE_THREADED and gc.isenabled()
+        if gc_off:
+            gc.disable()
         try:
+            if reason == P.R_BREAKPOINT and not self._still_stops(extra or {}):
+                return None
             return self._stop_locked(reason, frame, extra or {}, frames, tid)
         except Exception as exc:  # never into the user's program
             _internal_error(exc)
             return None
         finally:
+            if gc_off:
+                gc.enable()
             self.stop_frames = []  # do not keep the program's frames (and their locals) alive
             self._busy.pop(tid, None)
             self._stop_lock.release()
+
+    def _still_stops(self, extra):
+        """A breakpoint this thread hit while another thread was stopped (it waited for the stop lock):
+        not if the front end deleted or disabled it meanwhile (gdb drops such stale hits too)."""
+        if "deleted_bp" in extra:
+            return True  # this thread's own temporary breakpoint
+        bp = self.bpt.by_id.get(extra.get("bp"))
+        return bp is not None and bp.enabled
 
     def _stop_locked(self, reason, frame, extra, frames, tid):
         if frames is None:
@@ -429,24 +469,32 @@ class Agent(object):
             # Give the GIL away and take it back: taking it clears a drop request another thread may
             # have posted. Otherwise, answering a request while gdb runs only this thread, the next
             # eval-breaker check would hand the GIL to a thread gdb keeps frozen and wait for it forever
-            # (CPython's forced switching). Frozen threads cannot post a new request.
-            time.sleep(0)
+            # (CPython's forced switching). Frozen threads cannot post a new request. Free-threaded: no
+            # GIL, and detaching here could park this thread behind another one's stop-the-world.
+            if not FREE_THREADED:
+                time.sleep(0)
             self._stub(kind, self.mb.addr)
             if self.mb.ack_seq.value != seq:
                 _debug("stop %d (%s) not answered" % (seq, reason))
+                self._refresh_if_pending()
                 # Nobody answered: the debugger is gone, or the user continued with plain gdb.
                 if not traced():
                     self.disable("no debugger")
                 self.backend.end_step()
                 return None
             msg = self.mb.read_in()
-            replies, resume, want_reply = self.handle_ops(msg.get("ops", []), stopped=True)
+            self._answering = tid
+            try:
+                replies, resume, want_reply = self.handle_ops(msg.get("ops", []), stopped=True)
+            finally:
+                self._answering = None
             if resume is not None or not want_reply:
                 return self._apply_resume(resume, reason)
             info = {"reason": P.R_REPLY, "thread": tid, "native_id": threading.get_native_id(), "replies": replies}
             kind = P.STOP_REPLY
 
     def _apply_resume(self, op, reason):
+        self._refresh_if_pending()  # (every thread runs again)
         self.backend.end_step()
         if op is None or not self.enabled:
             return op

@@ -11,6 +11,7 @@ import struct
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
 from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, TUIDBG_PARENT
+from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -25,15 +26,29 @@ class Injection(AgentBase):
         pid = s.state.pid or self.config.pid
         self._share_with_target(pid)
         version = await self._target_hexversion()
+        why = "Python before 3.14 has no PEP 768 remote execution"
         if version is not None and version >= 0x030E0000:
             script = self._write_boot_script(pid)
             ok, why = await self._inject_pep768(script)
             if ok:
-                self._set_info(status="waiting", message="the agent starts at the main thread's next Python line")
+                self._set_info(status="waiting", message="the agent starts at the main thread's next Python line",
+                               inject=INJECT_PEP768, inject_note=None)
+                self._say_injected(pid)
                 return
-            log.info("PEP 768 injection not possible (%s); using a pending call", why)
+        log.info("PEP 768 injection not used (%s); using a pending call", why)
         await self._inject_pending_call(self._boot_code())
-        self._set_info(status="waiting", message="the agent starts when the main thread runs Python code")
+        self._set_info(status="waiting", message="the agent starts when the main thread runs Python code",
+                       inject=INJECT_PENDING, inject_note=why)
+        self._say_injected(pid)
+
+    def _say_injected(self, pid: int | None) -> None:
+        """Which path loaded the agent (and why not PEP 768): in the log and, through the listeners, the
+        UI's console."""
+        text = f"Python agent injected into process {pid} {INJECT_WORDS[self.info.inject]}"
+        if self.info.inject_note:
+            text += f" (not PEP 768: {self.info.inject_note})"
+        log.info("%s", text)
+        self._notify(text)
 
     def _boot_args(self) -> dict[str, str]:
         return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT}
@@ -134,9 +149,11 @@ class Injection(AgentBase):
     async def _inject_pep768(self, script: str) -> tuple[bool, str]:
         """3.14+: write the PEP 768 fields of the main thread state (no inferior call at all).
 
-        Untested here (no 3.14 on the development machine). The debugger-support offsets are found by
-        their shape in ``_Py_DebugOffsets`` (the last block: ..., pending-call offset 0, script-path
-        offset 4, script-path size 512) rather than by a hard-coded position, because the struct grew
+        The same fields in a free-threaded build (the eval-breaker bit is the one CPython's own
+        ``sys.remote_exec`` sets, its stop-the-world bit: a thread that finds no stop-the-world under
+        way goes on at once). The debugger-support offsets are found by their shape in
+        ``_Py_DebugOffsets`` (the last block: ..., pending-call offset 0, script-path offset 4,
+        script-path size 512) rather than by a hard-coded position, because the struct grew
         during 3.14's betas.
         """
         s = self._session()
@@ -148,8 +165,6 @@ class Injection(AgentBase):
         if blob[:8] != b"xdebugpy":
             return False, "no _Py_DebugOffsets cookie"
         words = struct.unpack_from("<256Q", blob)
-        if words[2] != 0:
-            return False, "free-threaded build"
         interp_head_off, threads_main_off = words[5], words[10]
         dbg = None
         for i in range(30, 256 - 6):
@@ -165,7 +180,7 @@ class Injection(AgentBase):
             return False, "no interpreter"
         enabled = struct.unpack("<i", await s.read_memory(interp + rde, 4))[0]
         if enabled != 1:
-            return False, "remote debugging is disabled (PYTHON_DISABLE_REMOTE_DEBUG or -X disable_remote_debug)"
+            return False, "remote debugging is disabled in it (PYTHON_DISABLE_REMOTE_DEBUG or -X disable-remote-debug)"
         tstate = struct.unpack("<Q", await s.read_memory(interp + threads_main_off, 8))[0]
         if not tstate:
             return False, "no main thread state"

@@ -127,6 +127,9 @@ class AgentLink(AgentBase):
             main_native_id=msg.get("main_native_id"),
             control_native_id=msg.get("control_native_id"),
             agent_dir=str(msg.get("agent_dir") or AGENT_DIR),
+            inject=self.info.inject,
+            inject_note=self.info.inject_note,
+            free_threaded=bool(msg.get("free_threaded")),
         )
         if msg.get("error") or not info.stub_addr:
             self._set_info(status="failed", message=str(msg.get("error") or "no stop function"), python=info.python)

@@ -216,7 +216,8 @@ class StopHandling(AgentBase):
     async def _step_from_native(self, mode: str, frame: int, thread: str | None) -> None:
         """A Python step from a native stop (SIGTRAP, a native breakpoint, an interrupt): the thread
         runs back to the eval loop of the Python frame (gdb's finish), then gdb calls the agent's arm
-        function in it (only that thread running), which arms the step there; then the program goes on.
+        function in it (only that thread running; every thread in a free-threaded build, where arming
+        stops the world), which arms the step there; then the program goes on.
         ``frame`` counts the thread's Python frames from the innermost, the agent's left out."""
         s = self._session()
         if mode not in P.ARM_MODES:
@@ -262,7 +263,9 @@ class StopHandling(AgentBase):
                     return
             token = next(self._tokens)
             old = await self._scheduler_locking()
-            await s.cmd("-gdb-set scheduler-locking on")
+            # Free-threaded: arming instruments code, which stops the world, which waits for every thread;
+            # the others run during the call (the few milliseconds it takes), or it never returns.
+            await s.cmd(f"-gdb-set scheduler-locking {'off' if self.info.free_threaded else 'on'}")
             await s.cmd("-gdb-set unwindonsignal on", check=False)
             try:
                 r = await s.cmd(

@@ -317,6 +317,15 @@ class AgentStop:
         )
 
 
+# How ``tuidbg attach`` loaded the agent into the process.
+INJECT_PEP768 = "pep768"  # 3.14+: the PEP 768 fields of the main thread state (what sys.remote_exec writes)
+INJECT_PENDING = "pending-call"  # gdb inferior calls: Py_AddPendingCall(PyRun_SimpleString, page)
+INJECT_WORDS = {
+    INJECT_PEP768: "through PEP 768 remote execution (the fields sys.remote_exec writes)",
+    INJECT_PENDING: "through gdb (an inferior call to Py_AddPendingCall)",
+}
+
+
 @dataclass(frozen=True)
 class AgentInfo:
     """The agent's state: "off", "waiting" (not connected yet), "connected", "disconnected", "failed"."""
@@ -327,6 +336,9 @@ class AgentInfo:
     python: str | None = None
     backend: str | None = None  # "sys.monitoring" or "settrace"
     how: str | None = None  # "run" or "attach"
+    inject: str | None = None  # attach: the path that loaded the agent, INJECT_PEP768 or INJECT_PENDING
+    inject_note: str | None = None  # attach through a pending call: why not PEP 768
+    free_threaded: bool = False  # the program runs without a GIL (3.13t/3.14t)
     stub_addr: int | None = None
     arm_addr: int | None = None  # the agent's "arm a step here" function (steps from native stops)
     mailbox: int | None = None
