@@ -78,3 +78,35 @@ def test_a_pane_that_imports_the_bridge_breaks_a_contract(tmp_path):
     _add_import(root / "tuidbg/ui/panes/variables.py", "from tuidbg.ui.bridge import SessionBridge  # noqa")
     res = _lint(root)
     assert res.returncode != 0 and "panes never import the session BROKEN" in res.stdout.replace("\n", " "), res.stdout
+
+
+MODULE_LIMIT = 600  # lines: a module a reader takes in at one sitting
+
+
+def test_modules_are_short_or_say_why():
+    """No module of tuidbg over 600 lines unless its docstring says why (the words "over the
+    project's 600" and the reason): a long module is a choice someone made and explained."""
+    import ast
+
+    long = []
+    for path in sorted((REPO / "tuidbg").rglob("*.py")):
+        text = path.read_text()
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if text.count("\n") > MODULE_LIMIT and "over the project's 600" not in doc:
+            long.append(f"{path.relative_to(REPO)}: {text.count(chr(10))} lines")
+    assert long == [], "modules over 600 lines that do not say why: " + ", ".join(long)
+
+
+def test_the_module_size_rule_finds_a_long_module(tmp_path, monkeypatch):
+    """The rule above, run on a copy with one long module that gives no reason, fails."""
+    import pytest
+
+    fake = tmp_path / "tuidbg"
+    fake.mkdir()
+    (fake / "short.py").write_text('"""Short."""\n')
+    (fake / "long.py").write_text('"""Long, no reason."""\n' + "x = 1\n" * 700)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    with pytest.raises(AssertionError, match="long.py"):
+        test_modules_are_short_or_say_why()
+    (fake / "long.py").write_text('"""Long: over the project\'s 600 because it is one table."""\n' + "x = 1\n" * 700)
+    test_modules_are_short_or_say_why()

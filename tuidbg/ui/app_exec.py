@@ -1,0 +1,268 @@
+"""Running the program and its breakpoints: continue, steps, run to the cursor, frames up and down,
+breakpoints toggled and edited, native and Python.
+
+A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and session."""
+
+from __future__ import annotations
+
+import logging
+
+from tuidbg.engine import pyagent
+from tuidbg.engine.errors import EngineError, GdbExited
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.python.model import user_frames
+from tuidbg.engine.state import ProcessState
+from tuidbg.ui import remembered
+from tuidbg.ui.panes.io import OutputPane
+from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.panes.tables import BreakpointsPane
+from tuidbg.ui.screens.modals import PromptScreen
+
+log = logging.getLogger("tuidbg.ui")
+
+
+class ExecPart:
+    """Part of ``TuidbgApp`` (see the module's docstring)."""
+
+    # -- actions: execution -----------------------------------------------------------------------------
+
+    def _run(self, coro_factory, what: str, group: str = "exec") -> None:
+        async def job() -> None:
+            try:
+                await coro_factory()
+            except GdbExited as exc:
+                self._error(f"{what}: gdb is gone ({exc.reason})")
+            except EngineError as exc:
+                self._error(f"{what}: {exc}")
+
+        self.run_worker(job(), group=group, exit_on_error=False, name=what)
+
+    def action_exec(self, op: str) -> None:
+        st = self.state
+        if st.process is ProcessState.EXITED and self.session.config.mode == "run":
+            self.notify("the program has exited; R runs it again", markup=False)
+            return
+        if op in ("stepi", "nexti"):
+            self._step_instruction(over=op == "nexti")
+            return
+        names = {"cont": "continue", "next": "next", "step": "step", "finish": "finish", "until": "until"}
+        ag = self._agent()
+        if ag is not None and st.is_stopped:
+            tid = st.selected_thread
+            if op == "cont":
+                self._run(ag.resume, "continue")
+                return
+            # A Python frame is selected, or the agent stopped here and the Python stack is not
+            # decoded yet (a key pressed right after the stop): step at the Python level.
+            python_level = self.py_sel is not None or (
+                st.python.stop is not None and pyview.python_thread(st) is None
+            )
+            if python_level and op in ("next", "step", "finish", "until"):
+                frame = pyview.agent_frame_index(st, self.py_sel)
+                fn = {"next": ag.step_over, "until": ag.step_over, "step": ag.step_into, "finish": ag.step_out}[op]
+                self._run(lambda: fn(frame=frame, thread=tid), f"Python {names[op]}")
+                return
+            if op == "finish" and pyview.returns_into_python(st):
+                self._run(ag.step_out_to_python, "finish to Python")
+                return
+        self._run(getattr(self.session, op), names.get(op, op))
+
+    def action_interrupt(self) -> None:
+        if self.state.is_running:
+            self.notify("interrupting the program…", markup=False, timeout=2)
+        self._run(self.session.interrupt, "interrupt", group="interrupt")
+
+    def action_restart_program(self) -> None:
+        if self.session.config.mode != "run":
+            self.notify(f"only a program started by tuidbg run can be restarted ({self.session.config.mode} mode)", markup=False)
+            return
+        if self.state.process is ProcessState.GDB_EXITED:
+            self.restart_session()
+            return
+
+        async def restart() -> None:
+            if self.state.process is ProcessState.RUNNING:
+                await self.session.interrupt()
+            self.query_one(OutputPane).note(f"── restarting {self.session.config.describe()}")
+            await self.session.run()
+
+        self._run(restart, "restart")
+
+    def action_step_into_native(self) -> None:
+        ag = self._agent()
+        if ag is None:
+            self.notify("step into native needs tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
+            return
+        frame = pyview.agent_frame_index(self.state, self.py_sel)
+        self._run(lambda: ag.step_into_native(frame=frame), "step into native")
+
+    def action_run_to_cursor(self) -> None:
+        if self._disasm_focused():
+            self._run_to_instruction()
+            return
+        src = self.query_one(SourceView)
+        if not src.path:
+            self.notify("no source file shown", markup=False)
+            return
+        path, line = src.path, src.cursor_line
+        if path.endswith(".py"):
+            ag = self._agent()
+            if ag is None:
+                self.notify("running to a Python line needs tuidbg's Python agent (a Python program under tuidbg run or attach)",
+                            markup=False)
+                return
+
+            async def to_python_line() -> None:
+                # a temporary Python breakpoint there, then continue (what gdb does for a C line)
+                bp = await ag.add_breakpoint(path, line, temporary=True)
+                if bp.message:
+                    self.notify(bp.message, markup=False)
+                if self.state.is_stopped:
+                    await ag.resume()
+
+            self._run(to_python_line, "run to cursor")
+            return
+        self._run(lambda: self.session.run_to(path, line), "run to cursor")
+
+    def action_frame(self, delta: int) -> None:
+        st = self.state
+        if not st.is_stopped:
+            return
+        pt = pyview.python_thread(st) if self.py_sel is not None else None
+        if pt is not None:
+            # a Python frame is selected: up and down go from Python frame to Python frame (pdb's u/d)
+            shown = user_frames(pt.frames)
+            at = next((i for i, f in enumerate(shown) if f.index == self.py_sel), None)
+            if at is not None:
+                if 0 <= at + delta < len(shown):
+                    self._choose_python(shown[at + delta])
+                    return
+                # past the last Python frame that way: on to the native frames beyond it (C code it
+                # calls, the process's start), never into the agent's own frames
+                level = shown[at].native_level
+                target = level + delta if level is not None else -1
+                if target < pyview.agent_top(st) or target >= len(st.frames):
+                    return
+                self.py_sel = None
+                self._select_frame(target)
+                return
+        if not st.frames:
+            return
+        target = st.selected_frame + delta
+        if 0 <= target < len(st.frames):
+            self._select_frame(target)
+        elif target >= len(st.frames) and st.more_frames:
+            self._run(self.session.load_more_frames, "load more frames")
+
+    def _select_frame(self, level: int) -> None:
+        self._run(lambda: self.session.select_frame(level), "select frame", group="select")
+
+    # -- actions: breakpoints -----------------------------------------------------------------------
+
+    def action_toggle_breakpoint(self) -> None:
+        if self._disasm_focused():
+            self._toggle_instruction_breakpoint()
+            return
+        src = self.query_one(SourceView)
+        if not src.path:
+            self.notify("no source file shown", markup=False)
+            return
+        self._toggle_bp_at(src.path, src.cursor_line)
+
+    def _toggle_bp_at(self, path: str, line: int) -> None:
+        if path.endswith(".py"):
+            ag = pyagent.controller(self.session)
+            if ag is None:
+                self.notify("Python breakpoints need tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
+                return
+
+            async def toggle_py() -> None:
+                bp = await ag.toggle_breakpoint_at(path, line)
+                if bp is not None and bp.message:
+                    self.notify(bp.message, markup=False)
+
+            self._run(toggle_py, "Python breakpoint")
+            return
+
+        async def toggle() -> None:
+            bp = await self.session.toggle_breakpoint_at(path, line)
+            if bp is not None and bp.line is not None and bp.line != line and bp.fullname == path:
+                self.notify(f"breakpoint {bp.number} placed at line {bp.line} (no code at line {line})", markup=False)
+
+        self._run(toggle, "breakpoint")
+
+    def on_source_view_breakpoint_toggle(self, message: SourceView.BreakpointToggle) -> None:
+        self._toggle_bp_at(message.path, message.line)
+
+    def action_breakpoint_condition(self) -> None:
+        src = self.query_one(SourceView)
+        if not src.path:
+            return
+        for row in self._python_breakpoint_rows(self.state):
+            if row["file"] == src.path and row["line"] == src.cursor_line:
+                self._edit_python_condition(int(row["id"]), row.get("condition") or "")
+                return
+        bps = [b for b in self.state.breakpoints if not b.internal and (src.path, src.cursor_line) in b.source_lines()]
+        if not bps:
+            self.notify("no breakpoint on this line (b sets one)", markup=False)
+            return
+        self._edit_condition(bps[0].number.split(".")[0], bps[0].condition or "")
+
+    def _edit_python_condition(self, bp_id: int, current: str) -> None:
+        ag = pyagent.controller(self.session)
+        if ag is None:
+            return
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                self._run(lambda: ag.set_condition(bp_id, value.strip() or None), "condition")
+
+        self.push_screen(PromptScreen(f"Condition for Python breakpoint {bp_id}", current, "a Python expression, e.g. n > 3"), done)
+
+    def _edit_condition(self, number: str, current: str) -> None:
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            self._run(lambda: self.session.break_condition(number, value.strip() or None), "condition")
+
+        self.push_screen(
+            PromptScreen(f"Condition for breakpoint {number}", current, "e.g. i == 42 (empty: none)"), done
+        )
+
+    def on_breakpoints_pane_action(self, message: BreakpointsPane.Action) -> None:
+        num = message.number
+        if num.startswith("gone"):
+            remembered.forget(self, message.kind, int(num[4:]))
+            return
+        b = self.state.breakpoint(num)
+        if message.python:
+            self._python_breakpoint_action(message.kind, int(num))
+            return
+        if b is None:
+            return
+        if message.kind == "toggle":
+            self._run(lambda: self.session.break_enable(num, not b.enabled), "enable breakpoint")
+        elif message.kind == "delete":
+            self._run(lambda: self.session.break_delete(num), "delete breakpoint")
+        elif message.kind == "condition":
+            self._edit_condition(num, b.condition or "")
+        elif message.kind == "goto":
+            lines = b.source_lines()
+            if lines:
+                self.show_file(lines[0][0], lines[0][1])
+                self.action_pane("source")
+
+    def _python_breakpoint_action(self, kind: str, bp_id: int) -> None:
+        ag = pyagent.controller(self.session)
+        bp = ag.breakpoint(bp_id) if ag is not None else None
+        if ag is None or bp is None:
+            return
+        if kind == "toggle":
+            self._run(lambda: ag.enable_breakpoint(bp_id, not bp.enabled), "enable Python breakpoint")
+        elif kind == "delete":
+            self._run(lambda: ag.delete_breakpoint(bp_id), "delete Python breakpoint")
+        elif kind == "condition":
+            self._edit_python_condition(bp_id, bp.condition or "")
+        elif kind == "goto":
+            self.show_file(bp.file, bp.effective_line)
+            self.action_pane("source")

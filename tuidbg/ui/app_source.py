@@ -1,0 +1,240 @@
+"""The source area and the views: which file and line show, marks, opening and finding, watches,
+panes and their focus, help, screenshots.
+
+A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and session."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from textual.binding import Binding
+from textual.content import Content
+from textual.widgets import Static, TabbedContent
+
+from tuidbg.engine import mi
+from tuidbg.engine.errors import EngineError
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.state import DebuggerState
+from tuidbg.ui.panes.source import BreakpointMark, SourceView
+from tuidbg.ui.panes.variables import WatchPane
+from tuidbg.ui.screens.modals import HelpScreen, OpenFileScreen, PromptScreen
+from tuidbg.ui.text import visible
+
+log = logging.getLogger("tuidbg.ui")
+
+# pane name -> (widget id to focus, group id, tab id)
+PANES = {
+    "source": ("source", None, None),
+    "python": ("py-list", "stack-group", "tab-stack"),
+    "cpp": ("cpp-list", "stack-group", "tab-stack"),
+    "threads": ("threads", "stack-group", "tab-threads"),
+    "cuda": ("cuda", "stack-group", "tab-cuda"),
+    "locals": ("locals", "vars-group", "tab-locals"),
+    "watch": ("watch", "vars-group", "tab-watch"),
+    "breakpoints": ("breakpoints", "vars-group", "tab-breakpoints"),
+    "registers": ("registers", "vars-group", "tab-registers"),
+    "memory": ("memory", "vars-group", "tab-memory"),
+    "console": ("console-input", "io-group", "tab-console"),
+    "output": ("output-input", "io-group", "tab-output"),
+}
+
+
+class SourcePart:
+    """Part of ``TuidbgApp`` (see the module's docstring)."""
+
+    # -- source -----------------------------------------------------------------------------------
+
+    def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
+        src = self.query_one(SourceView)
+        title = self.query_one("#source-title", Static)
+        pyf = pyview.selected_frame(state, self.py_sel)
+        skey = (pyview.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
+        moved = skey != self._source_key
+        self._source_key = skey
+        if moved and state.is_stopped and pyf is not None and os.path.exists(pyf.file):
+            self._user_file = None
+            if src.show_file(pyf.file):
+                src.set_pc(pyf.line, top=pyf.index == 0)
+                title.update(Content(visible(pyf.file) + f"  (Python, {pyf.name})"), layout=False)
+        elif moved and state.is_stopped:
+            self._user_file = None
+            frame = state.selected
+            if frame is None and state.frames:
+                frame = state.frames[0]
+            if frame is not None and frame.fullname and frame.line is not None and os.path.exists(frame.fullname):
+                if src.show_file(frame.fullname):
+                    src.set_pc(frame.line, top=state.selected_frame == 0)
+                    title.update(Content(visible(frame.fullname)), layout=False)
+            elif frame is not None:
+                lib = f" in {frame.library}" if frame.library else ""
+                what = frame.func or "??"
+                lines = [f"Source not available for {what}{lib}.", f"Address {frame.addr}."]
+                if frame.fullname and frame.line is not None:
+                    lines.append(f"gdb names {frame.fullname}:{frame.line}, which is not on this machine (set substitute-path maps folders).")
+                elif not frame.file:
+                    lines.append("The library has no line information (no DWARF); the C++ frames pane still shows where it is.")
+                src.show_message(lines)
+                title.update(Content("Source — not available"), layout=False)
+        elif moved and not state.is_stopped and not self._user_file:
+            src.set_pc(None)
+        self._update_marks(state)
+
+    def _update_marks(self, state: DebuggerState) -> None:
+        src = self.query_one(SourceView)
+        marks: dict[int, BreakpointMark] = {}
+        if src.path:
+            for b in state.breakpoints:
+                if b.internal:
+                    continue
+                for full, line in b.source_lines():
+                    if full == src.path:
+                        marks[line] = BreakpointMark(enabled=b.enabled, conditional=bool(b.condition), pending=False)
+            for r in self._python_breakpoint_rows(state):
+                if r.get("file") == src.path:
+                    marks[int(r["line"])] = BreakpointMark(enabled=r.get("enabled", True), conditional=bool(r.get("condition")), python=True)
+        src.set_marks(marks)
+
+    def show_file(self, path: str, line: int | None = None) -> bool:
+        src = self.query_one(SourceView)
+        path = os.path.abspath(os.path.expanduser(path))
+        if not src.show_file(path, line):
+            self.notify(f"cannot open {path}", severity="warning", markup=False)
+            return False
+        self._source_opened()
+        self._user_file = path
+        self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
+        st = self.state
+        frame = st.selected if st.is_stopped else None
+        if frame is not None and frame.fullname == path and frame.line is not None:
+            src.set_pc(frame.line, top=st.selected_frame == 0)
+            if line is not None:
+                src.goto_line(line)
+        else:
+            src.pc_line = None
+        self._update_marks(st)
+        return True
+
+    # -- actions: views -----------------------------------------------------------------------------
+
+    def action_toggle_merged(self) -> None:
+        self.merged = not self.merged
+        self.query_one("#stack-box").set_class(self.merged, "-merged")
+        self._update_stacks(self.state)
+        self.notify("merged Python/C++ stack" if self.merged else "separate Python and C++ stacks", markup=False, timeout=2)
+
+    def action_toggle_maximize(self) -> None:
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = self.focused
+        target = focused
+        while target is not None and target.parent is not None and target.id not in (
+            "source-pane", "stack-group", "vars-group", "io-group"
+        ):
+            target = target.parent  # type: ignore[assignment]
+        if target is not None and target.id is not None:
+            screen.maximize(target, container=False)
+
+    def action_open_file(self) -> None:
+        async def known_files() -> None:
+            files: list[str] = []
+            try:
+                res = await self.session.cmd("-file-list-exec-source-files", timeout=20, check=False)
+                for f in mi.as_list(res.get("files")):
+                    if isinstance(f, dict) and f.get("fullname"):
+                        files.append(str(f["fullname"]))
+            except EngineError:
+                pass
+            start = os.path.dirname(self.query_one(SourceView).path or "") 
+            self.push_screen(OpenFileScreen(files, start + "/" if start else ""), self._opened)
+
+        self.run_worker(known_files(), group="open", exit_on_error=False)
+
+    def _opened(self, path: str | None) -> None:
+        if path:
+            spec, line = path, None
+            if ":" in path and path.rsplit(":", 1)[1].isdigit():
+                spec, num = path.rsplit(":", 1)
+                line = int(num)
+            if self.show_file(spec, line):
+                self.action_pane("source")
+
+    def action_find(self) -> None:
+        src = self.query_one(SourceView)
+
+        def done(text: str | None) -> None:
+            if text:
+                if src.find(text) is None:
+                    self.notify(f"{text!r} not found", markup=False)
+                self.action_pane("source")
+
+        self.push_screen(PromptScreen("Find in this file", src.search or ""), done)
+
+    def action_goto_line(self) -> None:
+        src = self.query_one(SourceView)
+
+        def done(text: str | None) -> None:
+            if text and text.strip().isdigit():
+                src.goto_line(int(text))
+                self.action_pane("source")
+
+        self.push_screen(PromptScreen("Go to line", ""), done)
+
+    def action_add_watch(self) -> None:
+        def done(text: str | None) -> None:
+            if text and text.strip():
+                self.query_one(WatchPane).add_expression(text)
+                self.action_pane("watch")
+
+        if self._python_frame_ref(self.state) is not None:
+            # a Python frame of an agent stop is selected: the watches are Python there
+            self.push_screen(PromptScreen("Watch expression (Python here, C/C++ in native frames)", "",
+                                          "e.g. len(items), t.shape"), done)
+            return
+        self.push_screen(PromptScreen("Watch expression", "", "e.g. pt.x + pt.y, *array@10"), done)
+
+    def action_pane(self, name: str) -> None:
+        widget_id, group, tab = PANES.get(name, (None, None, None))
+        if widget_id is None:
+            return
+        if name == "cuda" and not self.session.info.is_cuda:
+            self.notify("the CUDA pane needs cuda-gdb: start tuidbg with --cuda", markup=False)
+            return
+        if group and tab:
+            self.query_one(f"#{group}", TabbedContent).active = tab
+            if self.narrow:
+                self._show_group(group)
+        if name == "python" and self.merged:
+            widget_id = "cpp-list"
+        if name == "source" and self.disasm_shown:
+            widget_id = "disasm"
+        try:
+            self.query_one(f"#{widget_id}").focus()
+        except Exception:
+            pass
+
+    def action_help(self) -> None:
+        rows = []
+        chain: list[Any] = []
+        node = self.focused
+        while node is not None:
+            chain.append(node)
+            node = node.parent  # type: ignore[assignment]
+        chain.append(self)
+        keymap = self._keymap
+        all_rows: dict[str, tuple[str, str]] = {}
+        for node in chain:
+            for b in getattr(type(node), "BINDINGS", []):
+                if isinstance(b, Binding) and b.id and b.id not in all_rows:
+                    keys = keymap.get(b.id, b.key)
+                    all_rows[b.id] = (keys, b.description)
+        for bid, (keys, desc) in all_rows.items():
+            rows.append((", ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(",")), desc, bid))
+        self.push_screen(HelpScreen(rows, self.keymap_info.name))
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot(path=os.getcwd())
+        self.notify(f"screenshot saved: {path}", markup=False)

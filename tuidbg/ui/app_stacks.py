@@ -1,0 +1,348 @@
+"""The stacks, the Python view and the locals of the selected frame, and the choices made in them
+(a frame, a thread, the host stack, a value shown whole).
+
+A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and session."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tuidbg.engine import cuda, mi, pyagent, pystack
+from tuidbg.engine.errors import EngineError
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.python.merge import merged_stack
+from tuidbg.engine.python.model import user_frames
+from tuidbg.engine.state import DebuggerState
+from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
+from tuidbg.ui.panes.tables import ThreadsPane
+from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane
+from tuidbg.ui.screens.modals import ValueScreen
+
+log = logging.getLogger("tuidbg.ui")
+
+FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
+
+
+class StacksPart:
+    """Part of ``TuidbgApp`` (see the module's docstring)."""
+
+    # -- stacks ------------------------------------------------------------------------------------
+
+    @property
+    def py_sel(self) -> int | None:
+        """The selected Python frame: its index in the selected thread's Python stack (0 = innermost)."""
+        return self._py_selection.index
+
+    @py_sel.setter
+    def py_sel(self, index: int | None) -> None:
+        self._py_selection = replace(self._py_selection, index=index)
+
+    def _update_python_selection(self, state: DebuggerState) -> None:
+        self._py_selection = pyview.next_selection(state, self._py_selection)
+        if self._py_selection.select_native is not None:
+            self._select_frame(self._py_selection.select_native)
+
+    def _agent(self):
+        ag = pyagent.controller(self.session)
+        return ag if ag is not None and ag.info.connected else None
+
+    def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
+        """The selected Python frame when the agent made this stop and a Python frame of its thread is
+        selected (the watches are Python expressions there), else None."""
+        if self.py_sel is None or pyview.agent_stop_here(state) is None or self._agent() is None:
+            return None
+        return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
+                              pyview.agent_frame_index(state, self.py_sel))
+
+    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None]]:
+        ag = self._agent()
+        if ag is None:
+            raise EngineError("the Python agent is not connected")
+        return await ag.evaluate_many(expressions, frame)
+
+    def _update_stacks(self, state: DebuggerState) -> None:
+        cpp = self.query_one(CppFramesPane)
+        pt = pyview.python_thread(state) if state.is_stopped else None
+        notes = pyview.eval_frame_notes(pt)
+        top = pyview.agent_top(state)
+        merged = merged_stack(state) if (self.merged and state.is_stopped) else None
+        if merged and top:
+            merged = pyview.fold_agent_top(merged, top)
+        cpp.update_state(state, notes, merged, self.py_sel, top)
+        self._sync_host_stack(state)
+        title = "Merged stack" if self.merged else "C++ frames"
+        if state.frames_thread:
+            title += f" — thread {state.frames_thread}"
+        self.query_one("#cpp-title", Static).update(Content(title), layout=False)
+        self._update_python_frames(state, pt)
+
+    def _thread_python(self, state: DebuggerState) -> tuple[dict[str, str], dict[int, str]]:
+        """For the threads pane: the innermost Python frame of each thread (read from memory), and the
+        threading names the agent reported at its last stop in this process (kept until the next)."""
+        stop = state.python.stop
+        if stop is not None and stop.thread_names:
+            self._thread_names = (state.pid, dict(stop.thread_names))
+        names = self._thread_names[1] if self._thread_names and self._thread_names[0] == state.pid else {}
+        return pyview.thread_python(state, names), names
+
+    def _sync_host_stack(self, state: DebuggerState) -> None:
+        """Under a CUDA device focus, with the host stack shown (h in the C++ pane): the frames of the
+        host thread that launched the kernel, below the device frames; fetched once per stop and focus."""
+        cpp = self.query_one(CppFramesPane)
+        ext = cuda.get(self.session)
+        f = cuda.focus(state)
+        tid = state.selected_thread or state.current_thread
+        if not (self.show_host_stack and ext is not None and f is not None and state.is_stopped and tid):
+            self._host_key = None
+            cpp.set_host(None)
+            return
+        key = (state.generation, tid, f)
+        if key == self._host_key:
+            return
+        self._host_key = key
+        if self._host_cache is not None and self._host_cache[0] == key:  # shown again (h, h)
+            cpp.set_host(self._host_cache[1])
+            return
+        t = state.thread(tid)
+        name = f" “{t.name}”" if t is not None and t.name else ""
+        label = f"host thread {tid}{name}, which launched the kernel"
+
+        async def fetch() -> None:
+            try:
+                frames = await ext.host_frames(tid)
+            except (EngineError, cuda.CudaError) as exc:
+                cpp.set_host(HostStack(tid, label, (), f"cannot read its frames: {exc}"))
+                return
+            if self._host_key == key:
+                host = HostStack(tid, label, frames)
+                self._host_cache = (key, host)
+                cpp.set_host(host)
+
+        cpp.set_host(HostStack(tid, label, (), "reading its frames…"))
+        self.run_worker(fetch, group="host-stack", exclusive=True, exit_on_error=False)
+
+    def _update_python_frames(self, state: DebuggerState, pt) -> None:
+        pane = self.query_one(PyFramesPane)
+        box = self.query_one("#stack-box")
+        ps = state.python.stack
+        has_python = ps is not None or self.session.config.python_target
+        box.set_class(not has_python, "-nopython")
+        title = "Python frames"
+        if ps is not None and ps.python:
+            title += f" — Python {ps.python}"
+        if pyview.exception_stop(state) is not None:
+            title += " — traceback"
+        self.query_one("#py-title", Static).update(Content(title), layout=False)
+        if not state.is_stopped:
+            pane.show_message(f"(the program is {state.process.value})", ("py", state.process))
+        elif pt is not None and pt.frames and pyview.exception_stop(state) is not None:
+            pane.show_frames(pt.frames, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, "tb", len(pt.frames)))
+        elif ps is None:
+            pane.show_message("No Python interpreter found in this process (yet).", ("py", "none"))
+        elif not ps.ok:
+            pane.show_message(f"Python frames unavailable: {ps.reason}", ("py", "error", ps.reason))
+        elif pt is None or not pt.frames:
+            why = pt.error if pt is not None and pt.error else "no Python frames in this thread"
+            pane.show_message(why[:1].upper() + why[1:] + ".", ("py", "empty", state.selected_thread, why))
+        else:
+            shown = user_frames(pt.frames)
+            pane.show_frames(shown, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, len(pt.frames)))
+
+    def _update_locals(self, state: DebuggerState) -> None:
+        pane = self.query_one(LocalsPane)
+        pt = pyview.python_thread(state) if state.is_stopped else None
+        if pt is not None and self.py_sel is not None:
+            key = (pyview.stop_generation(state), state.selected_thread, self.py_sel)
+            vars_ = self._py_locals.get(key)
+            if vars_ is None:
+                self._fetch_python_locals(key)
+                return
+            pane.update_state(state, python_vars=vars_, python_key=key)
+            return
+        self._native_locals_wanted(state)
+        pane.update_state(state)
+
+    def _native_locals_wanted(self, state: DebuggerState, waited: bool = False) -> None:
+        """The selected native frame's locals are shown: read them if the refresh left them out
+        (a Python program's session). While this stop's Python stacks are still being read, wait
+        for them (they may select a Python frame) or half a second (a process without Python)."""
+        s = self.session
+        if not state.is_stopped or s.native_locals_on_stop:
+            return
+        if state.locals_key == (state.selected_thread or state.current_thread, state.selected_frame):
+            return
+        if not waited and state.python.stack is None and pyview.exception_stop(state) is None:
+            gen = state.generation
+
+            def later() -> None:
+                st = self.state
+                if st.generation == gen and self.py_sel is None and not self._closing_screen():
+                    self._native_locals_wanted(st, waited=True)
+
+            self.set_timer(0.5, later)
+            return
+        self._run(s.load_locals, "read the locals", group="locals")
+
+    def _fetch_python_locals(self, key: tuple) -> None:
+        if key in self._py_locals_inflight:
+            return  # (a fetch through the agent makes states of its own: one fetch per key)
+        self._py_locals_inflight.add(key)
+        epoch = self._py_locals_epoch
+        gen, tid, index = key
+        ag = self._agent()
+        from_agent = ag is not None and pyview.exception_stop(self.state) is not None
+
+        async def fetch() -> None:
+            try:
+                if from_agent:
+                    # a frame of the traceback: no longer on the stack in memory; the agent has it
+                    nodes = [VarNode(path=f"py:{name}", name=name, type=type_, value=value, expandable=False)
+                             for name, type_, value in await ag.python_locals(index)]
+                else:
+                    nodes = await self._python_locals_from_memory(tid, index)
+            except EngineError as exc:
+                nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
+            finally:
+                if epoch == self._py_locals_epoch:
+                    self._py_locals_inflight.discard(key)
+            if epoch != self._py_locals_epoch:
+                return  # read before Python ran in the program (pyeval): a newer fetch has it
+            if len(self._py_locals) > 64:
+                self._py_locals.clear()
+            self._py_locals[key] = nodes
+            if (pyview.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
+                self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
+
+        # not exclusive: a newer fetch must not cancel one under way (it would be asked again)
+        self.run_worker(fetch, group="pylocals", exit_on_error=False)
+
+    async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
+        locs = await pystack.python_locals(self.session, tid, index)
+        return [
+            VarNode(
+                path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
+                error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
+            )
+            for loc in locs
+        ]
+
+    def _python_values_may_have_changed(self) -> None:
+        """After Python code ran in the program at a stop (pyeval x = 5): read the locals and the
+        watches again (they are kept per stop)."""
+        self._py_locals.clear()
+        self._py_locals_inflight.clear()
+        self._py_locals_epoch += 1
+        st = self.state
+        self._update_locals(st)
+        self.query_one(WatchPane).update_state(st, force=True, python=self._python_frame_ref(st))
+
+    def _python_breakpoint_rows(self, state: DebuggerState) -> list[dict]:
+        bps = state.python_breakpoints
+        return [
+            {
+                "id": b.id, "file": b.file, "line": b.effective_line, "requested_line": b.line,
+                "condition": b.condition, "enabled": b.enabled, "hits": b.hits,
+            }
+            for b in bps
+        ]
+
+    # -- selection ------------------------------------------------------------------------------------
+
+    def on_cpp_frames_pane_frame_chosen(self, message: CppFramesPane.FrameChosen) -> None:
+        st = self.state
+        pt = pyview.python_thread(st)
+        partners = pt.frames_at(message.level) if pt is not None else ()
+        self.py_sel = partners[0].index if partners else None
+        if message.level != st.selected_frame:
+            self._select_frame(message.level)
+        else:
+            self._apply_state(st)
+
+    def on_cpp_frames_pane_python_chosen(self, message) -> None:
+        self._choose_python(message.frame)
+
+
+    def on_py_frames_pane_frame_chosen(self, message) -> None:
+        self._choose_python(message.frame)
+
+    def _choose_python(self, frame) -> None:
+        self.py_sel = frame.index
+        st = self.state
+        if frame.native_level is not None and frame.native_level != st.selected_frame:
+            self._select_frame(frame.native_level)
+        else:
+            self._apply_state(st)
+
+    def on_cpp_frames_pane_host_stack_toggled(self, message: CppFramesPane.HostStackToggled) -> None:
+        if cuda.get(self.session) is None or not cuda.device_focus(self.state):
+            self.notify("h shows the host stack that launched the kernel when the focus is on a CUDA device thread",
+                        markup=False)
+            return
+        self.show_host_stack = not self.show_host_stack
+        self._sync_host_stack(self.state)
+
+    def on_cpp_frames_pane_host_frame_chosen(self, message: CppFramesPane.HostFrameChosen) -> None:
+        ext = cuda.get(self.session)
+        if ext is None:
+            return
+        tid, level = message.thread, message.level
+
+        async def go() -> None:
+            await ext.select_host_thread(tid)  # leaves the device focus; "." in the CUDA pane returns
+            if level:
+                await self.session.select_frame(level)
+
+        self._run(go, "select the host frame", group="select")
+
+    def on_cpp_frames_pane_more_requested(self, message: CppFramesPane.MoreRequested) -> None:
+        self._run(self.session.load_more_frames, "load more frames")
+
+    def on_threads_pane_thread_chosen(self, message: ThreadsPane.ThreadChosen) -> None:
+        if message.thread_id != self.state.selected_thread:
+            tid = message.thread_id
+            ext = cuda.get(self.session)
+            if ext is not None and cuda.device_focus(self.state):
+                # leave the device focus cleanly; the CUDA pane's "." goes back to it
+                self._run(lambda: ext.select_host_thread(tid), "select thread", group="select")
+            else:
+                self._run(lambda: self.session.select_thread(tid), "select thread", group="select")
+
+    def on_variables_tree_show_value(self, message: VariablesTree.ShowValue) -> None:
+        varobj, expr = message.varobj, message.expression
+        st = self.state
+        if (varobj is None and expr is None) or not st.is_stopped or st.python.stack is not None and self.py_sel is not None:
+            # (Python locals are read from memory, whole up to their own caps)
+            self.push_screen(ValueScreen(message.title, message.value))
+            return
+
+        async def whole() -> None:
+            # gdb cuts strings and arrays at "print elements" (200): read this one again with a
+            # much larger bound, then put the user's setting back.
+            value = message.value
+            s = self.session
+            old = await s.cmd("-gdb-show print elements", check=False)
+            limit = str(old.get("value") or "200") if old.cls == "done" else "200"
+            try:
+                if limit != "unlimited":
+                    await s.cmd(f"-gdb-set print elements {FULL_VALUE_ELEMENTS}", check=False)
+                if varobj is not None:
+                    r = await s.cmd(f"-var-evaluate-expression -f natural {varobj}", check=False)
+                else:
+                    opt = s.thread_options(frame=st.selected_frame)  # nothing under a CUDA device focus
+                    r = await s.cmd(f"-data-evaluate-expression {opt}{mi.quote(expr)}", check=False)
+                if r.cls == "done" and r.get("value") is not None:
+                    value = str(r.get("value"))
+            finally:
+                if limit != "unlimited":
+                    await s.cmd(f"-gdb-set print elements {limit}", check=False)
+            self.push_screen(ValueScreen(message.title, value))
+
+        self._run(whole, "read the whole value")
+
+    def handle_bindings_clash(self, clashed_bindings, node) -> None:
+        ids = sorted(b.id or b.action for b in clashed_bindings)
+        self.notify(f"keys clash between {', '.join(ids)}", severity="warning", markup=False)

@@ -1,0 +1,96 @@
+"""The status line: what the program, gdb and tuidbg are doing, in one line.
+
+A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and session."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tuidbg.engine import watchdog
+from tuidbg.engine.python import view as pyview
+from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.ui.text import visible
+
+log = logging.getLogger("tuidbg.ui")
+
+class StatusLine(Static):
+    state_class = ""
+
+
+class StatusPart:
+    """Part of ``TuidbgApp`` (see the module's docstring)."""
+
+    # -- status line ------------------------------------------------------------------------------
+
+    def _update_status(self, state: DebuggerState) -> None:
+        status = self.query_one(StatusLine)
+        p = state.process
+        cls = {
+            ProcessState.RUNNING: "-running",
+            ProcessState.STOPPED: "-stopped",
+            ProcessState.EXITED: "-exited",
+            ProcessState.DETACHED: "-exited",
+            ProcessState.GDB_EXITED: "-dead",
+        }.get(p, "")
+        if cls != status.state_class:
+            if status.state_class:
+                status.remove_class(status.state_class)
+            if cls:
+                status.add_class(cls)
+            status.state_class = cls
+        parts: list[Any] = []
+        if p is ProcessState.RUNNING:
+            parts.append(("● running", "bold"))
+            if state.activity:
+                parts.append(f" — gdb: {visible(state.activity)}")
+            parts.append("   ctrl+c interrupts")
+        elif p is ProcessState.STOPPED:
+            stop = state.stop
+            why = stop.describe() if stop else "stopped"
+            if stop is None or not stop.reason:
+                # gdb gives no reason for the stop that attaching makes
+                mode = self.session.config.mode
+                if mode == "attach":
+                    why = f"attached to process {state.pid}" if state.pid else "attached"
+            astop = state.python.stop
+            if astop is not None:
+                why = astop.describe()
+            elif state.python.native_step:
+                why = "stepped into native code"  # (tuidbg's temporary breakpoint, not one of the user's)
+            parts.append(("■ stopped: ", "bold"))
+            parts.append((visible(why), "bold"))
+            pyf = pyview.selected_frame(state, self.py_sel)
+            fr = state.frames[0] if state.frames else (stop.frame if stop else None)
+            if pyf is not None:
+                parts.append(f"  in {visible(pyf.name)} at {visible(pyf.file.rsplit('/', 1)[-1])}:{pyf.line} (Python)")
+            elif fr is not None:
+                where = fr.func or fr.addr
+                if fr.file and fr.line is not None:
+                    where += f" at {fr.file.rsplit('/', 1)[-1]}:{fr.line}"
+                parts.append(f"  in {visible(where)}")
+            rv = stop.payload.get("return-value") if stop else None
+            if rv is not None:
+                parts.append(f" → returned {visible(str(rv))[:80]}")
+            if state.selected_thread:
+                parts.append(f"   thread {state.selected_thread}")
+                if state.selected_frame:
+                    parts.append(f", frame {state.selected_frame}")
+        elif p is ProcessState.EXITED:
+            parts.append((f"program {state.exit_description or 'exited'}", "bold"))
+            if self.session.config.mode == "run":
+                parts.append("   R runs it again")
+        elif p is ProcessState.DETACHED:
+            parts.append(("detached", "bold"))
+        elif p is ProcessState.GDB_EXITED:
+            parts.append((f"gdb exited: {visible(state.gdb_exit or '')}", "bold"))
+        else:
+            parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
+            if state.activity:
+                parts.append(f" — gdb: {visible(state.activity)}")
+        if self._health.kind != watchdog.OK and self._health.describe():
+            parts.append((f"   ⚠ {self._health.describe()}", "bold"))
+        status.update(Content.assemble(*parts), layout=False)
