@@ -22,7 +22,7 @@ from conftest import requires_gdb
 from helpers import DATA, PROGRAMS
 from textual.app import App
 from textual.message import Message
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import TabbedContent
 
 from tuidbg.engine import cuda
 from tuidbg.engine.cuda import CudaExtension, Dim3
@@ -819,17 +819,6 @@ async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_sessi
 
     s, tr, app = await vecadd_in_app(make_session, vecadd_ui(MT.P128))
     async with app.run_test(size=(160, 48)) as pilot:
-        if not app.query("#cuda"):  # until the app composes it: as the app will (tab-cuda in #stack-group)
-            pane = CudaPane(id="cuda")
-            await app.query_one("#stack-group", TabbedContent).add_pane(TabPane("CUDA", pane, id="tab-cuda"))
-            pane.source = SessionBridge(s)
-            apply = app._apply_state
-
-            def apply_and_pane(state):
-                apply(state)
-                pane.update_state(state)
-
-            app._apply_state = apply_and_pane
         pane = app.query_one("#cuda", CudaPane)
         while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
             await pilot.pause(0.05)

@@ -47,8 +47,7 @@ async def settle(pilot) -> None:
     src = app.query_one("#source")
     await until(pilot, lambda: src.highlighted, 30, "highlighting")
     await until(pilot, lambda: len(app.query_one("#locals").root.children) >= 3, 10, "locals")
-    app._flush_buffers()
-    await pilot.pause(0.3)
+    await pilot.pause(0.3)  # (longer than the 50 ms the app batches program and console output for)
 
 
 @pytest.mark.parametrize("theme", ["tuidbg-dark", "tuidbg-light"])

@@ -5,7 +5,8 @@ Python agent, CUDA): ``Extension``, whose hooks the session calls in this order:
   nothing is loaded yet.
 - ``on_configure(session)``: the program is loaded but not started (run), or not attached yet
   (attach), or the core not opened (core). Extensions register what they need on the session
-  here: ``refresh_stages`` (run after each stop's refresh), ``stop_hooks`` (pure, applied to the
+  here: ``refresh_stages`` (run after each stop's refresh), ``select_stages``
+  (run again when the user selects another thread), ``stop_hooks`` (pure, applied to the
   state of each stop), state listeners.
 - ``on_launch(session)``: the program was started, attached to, or the core opened.
 - ``before_run(session)``: the program is about to start again (``run``).

@@ -174,8 +174,6 @@ async def python_locals(
 class _Stage:
     """The refresh stage: fills ``state.python.stack``; also runs when the user selects a thread."""
 
-    on_select = True
-
     def __init__(self, ext: "PystackExtension") -> None:
         self.ext = ext
 
@@ -197,7 +195,9 @@ class PystackExtension(Extension):
         self.walks = 0  # how many walks ran (tests and benchmarks look)
 
     async def on_configure(self, session: "DebugSession") -> None:
-        session.refresh_stages.append(_Stage(self))
+        stage = _Stage(self)
+        session.refresh_stages.append(stage)
+        session.select_stages.append(stage)
 
     def _key(self, session: "DebugSession") -> tuple:
         st = session.state

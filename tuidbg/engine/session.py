@@ -70,6 +70,7 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self.startup_messages: list[str] = []
         self._refresh_task: asyncio.Task | None = None
         self.refresh_stages: list[RefreshStage] = []
+        self.select_stages: list[RefreshStage] = []
         self.stop_hooks: list[Callable[[DebuggerState], DebuggerState]] = []
         self.mi_async = False
         self._prev_values: dict[tuple[str, str], str] = {}

@@ -31,7 +31,8 @@ class CommandBase:
     mi_async: bool
     _transport: Transport | None
     _detached: bool
-    refresh_stages: list[RefreshStage]
+    refresh_stages: list[RefreshStage]  # run after each stop's refresh, in order
+    select_stages: list[RefreshStage]  # run again when the user selects another thread
     _refresh_task: asyncio.Task | None
     _prev_values: dict[tuple[str, str], str]
 

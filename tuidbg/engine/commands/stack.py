@@ -173,9 +173,8 @@ class StackCommands(CommandBase):
         if self.native_locals_on_stop:  # (otherwise load_locals() reads them if frame 0 stays shown)
             locs = await self.fetch_locals(tid, 0)
             self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
-        for stage in self.refresh_stages:
-            if getattr(stage, "on_select", False):
-                await stage(self, gen)
+        for stage in self.select_stages:
+            await stage(self, gen)
 
     async def select_frame(self, level: int) -> None:
         st = self._state
