@@ -231,7 +231,7 @@ def main() -> int:
     (tmp / "test_bench_suite.py").write_text(PYTEST_FILE)
     prog = tmp / "steps.py"
     prog.write_text(STEP_PROG)
-    libs = str(pytest_libs(tmp))
+    libs = str(pytest_libs(tmp)) if "pytest" in kinds else ""  # (loop and calls need no pytest)
     print(f"tuidbg agent overhead; host {os.uname().nodename}, {os.cpu_count()} CPUs; best of {args.repeat}; "
           "CPU seconds of the work (wall in brackets)")
     print(f"{'python':<22} {'workload':<8} {'none':>16} {'agent, no bp':>16} {'agent, bp never hit':>22} "
