@@ -537,7 +537,11 @@ class Agent(object):
     def _arm_from_native(self, mode, k, token):
         """Called by gdb (an inferior call) in a thread stopped in native code under its Python frames:
         arm a Python step (``mode``: index into ARM_MODES) for the k-th of its user frames. Returns 1 if
-        armed, 0 if not (no such frame, the agent is off)."""
+        armed, 0 if not (no such frame, the agent is off), 2 if another thread is stopping at a Python
+        breakpoint. The others may run during the call (the GIL can go to them); holding the stop lock
+        keeps their Python stops from reaching gdb before the call is over."""
+        if not self._stop_lock.acquire(False):
+            return 2
         try:
             if not self.enabled or not 0 <= mode < len(P.ARM_MODES):
                 return 0
@@ -555,6 +559,8 @@ class Agent(object):
         except Exception as exc:  # never into the program
             _internal_error(exc)
             return 0
+        finally:
+            self._stop_lock.release()
 
     def stop_here(self, frame, reason=P.R_SET_TRACE, extra=None):
         return self.stop(reason, frame, extra)

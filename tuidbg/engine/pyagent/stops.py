@@ -263,9 +263,12 @@ class StopHandling(AgentBase):
                     return
             token = next(self._tokens)
             old = await self._scheduler_locking()
-            # Free-threaded: arming instruments code, which stops the world, which waits for every thread;
-            # the others run during the call (the few milliseconds it takes), or it never returns.
-            await s.cmd(f"-gdb-set scheduler-locking {'off' if self.info.free_threaded else 'on'}")
+            # The others run during the call (the few milliseconds it takes), or it may never return: with a
+            # GIL, a thread that asked for it before the stop has the interpreter hand it over at the first
+            # bytecode the call runs, and waits for that thread to take it; free-threaded, arming instruments
+            # code, which stops the world, which waits for every thread. (The agent holds its stop lock
+            # meanwhile: no other thread's Python stop reaches gdb during the call.)
+            await s.cmd("-gdb-set scheduler-locking off")
             await s.cmd("-gdb-set unwindonsignal on", check=False)
             try:
                 r = await s.cmd(
@@ -277,7 +280,10 @@ class StopHandling(AgentBase):
             finally:
                 await s.cmd("-gdb-set unwindonsignal off", check=False)
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
-            if mi.to_int(r.get("value")) != 1:
+            armed = mi.to_int(r.get("value"))
+            if armed == 2:
+                raise EngineError("another thread is stopping at a Python breakpoint: continue to see it, then step")
+            if armed != 1:
                 raise EngineError("the Python agent could not arm the step in this thread")
         finally:
             self._transient_native -= 1
