@@ -462,6 +462,7 @@ def run_ui(cfg, ui: UIOptions) -> int:
         guard = TerminalGuard()
         # SIGTERM/SIGHUP/SIGQUIT/SIGINT: quit as q does (run: kill the program; attach: detach), in time.
         guard.install(asyncio.get_running_loop(), app.quit_on_signal, lambda: app.session.abandon())
+        app.after_signal_close = guard.leave_if_hung_up
         try:
             await app.run_async()
         finally:

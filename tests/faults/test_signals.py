@@ -16,6 +16,8 @@ from tmux_term import tmux  # noqa: F401 (fixture)
 
 from faults.procs import answers, assert_clean, descendants, proc, wait_until
 
+from tuidbg.ui.terminal import DEADLINE
+
 pytestmark = [requires_gdb, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")]
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT]
@@ -112,9 +114,23 @@ def test_terminal_gone_in_attach_mode_detaches(tmux, victim_prog):
         pid = _tuidbg_pid(tmux)
         ours = descendants(pid) | {pid}
         tmux.kill()
-        wait_until(lambda: proc(pid) is None, 30, "tuidbg to exit")
+        # well before the guard's deadline, which would end it the hard way (Textual's last writes to
+        # the gone terminal block until then)
+        wait_until(lambda: proc(pid) is None, DEADLINE - 5, "tuidbg to exit once the session is closed")
         assert_clean(ours, (victim.pid,))
         assert answers(victim, "cold 1")
     finally:
         victim.kill()
         victim.wait()
+
+
+def test_terminal_gone_in_run_mode_ends_the_program_and_leaves(tmux, victim_prog):
+    """The same under tuidbg run, the program running: it is killed, tuidbg leaves once
+    the session is closed, nothing is left behind."""
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--fresh", "-ex", "break cold", "--", str(victim_prog)])
+    tmux.wait_for("running")
+    pid = _tuidbg_pid(tmux)
+    ours = descendants(pid) | {pid}
+    tmux.kill()
+    wait_until(lambda: proc(pid) is None, DEADLINE - 5, "tuidbg to exit once the session is closed")
+    assert_clean(ours, ())

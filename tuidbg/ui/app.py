@@ -29,7 +29,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -154,6 +154,9 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._host_key: tuple | None = None
         self._host_cache: tuple | None = None  # (key, HostStack) of the last fetch
         self._quitting = False
+        # Called once the session is closed after a signal (the terminal guard: leave at once after SIGHUP).
+        self.after_signal_close: Callable[[], object] | None = None
+        self._signal_quit = False
         # The selected Python frame (its index, 0 = innermost; see python.view.next_selection).
         self._py_selection = pyview.PySelection()
         self._py_locals: dict[tuple, list[VarNode]] = {}
@@ -455,6 +458,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             await asyncio.wait_for(self.session.close(how), 15)
         except Exception as exc:
             log.info("closing the session: %s", exc)
+        if self._signal_quit and self.after_signal_close is not None:
+            self.after_signal_close()
         self.exit(0)
 
     def quit_on_signal(self, signum: int) -> None:
@@ -462,6 +467,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         attach: detached, it runs on), without asking."""
         if self._quitting:
             return
+        self._signal_quit = True
         self._close_and_exit("auto")
 
     # -- a gdb that does not answer ----------------------------------------------------------------------

@@ -71,6 +71,20 @@ class TerminalGuard:
         for sig in SIGNALS:
             loop.add_signal_handler(sig, on_signal, sig)
 
+    def leave_if_hung_up(self) -> None:
+        """Called once the session is closed after a signal. When the terminal is gone (hung up: its
+        modes cannot even be read), Textual's last writes to it can block until the deadline (its
+        writer's queue fills) and there is nothing left to restore, so the process leaves now. A
+        terminal still there (kill -HUP by hand) is left to Textual to put back."""
+        if self._signalled is None or self._attrs is None:
+            return
+        try:
+            import termios
+
+            termios.tcgetattr(self.fd)
+        except Exception:  # EIO: hung up
+            os._exit(128 + self._signalled)
+
     def _leave(self, signum: int, abandon: Callable[[], object]) -> None:
         try:
             abandon()
