@@ -366,3 +366,38 @@ async def test_typing_in_the_output_pane_goes_to_the_program(tmp_path):
         await pilot.press(*"hello", "enter")
         await until(pilot, lambda: "got:hello" in log_text(app, "output-log"), 10, "the program's answer")
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 10, "exit")
+
+
+async def test_a_step_shows_the_next_stop_without_the_run_between(threads_prog, monkeypatch):
+    """A `next` runs the program for about a millisecond: the screen goes from one stop to the next,
+    without painting the run in between (emptied stacks, "running", then everything again: twice the
+    work and a flicker). A run that goes on is shown as running once it has run RUN_SHOWN seconds."""
+    import tuidbg.ui.app as app_module
+
+    monkeypatch.setattr(app_module, "RUN_SHOWN", 30.0)  # no step here may take that long
+    app = make_app(program=str(threads_prog), args=["busy"], ex=[f"break threads.c:{line_of(SRC, 'busy_loop')}"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        status = app.query_one("#status")
+        shown: list[str] = []
+        update = status.update
+
+        def spy(content, **kw):
+            shown.append(content.plain)
+            return update(content, **kw)
+
+        status.update = spy
+        rows: list[int] = []
+        cpp = app.query_one(CppFramesPane)
+        for _ in range(4):
+            await press_and_stop(pilot, "n")
+            rows.append(len(cpp.query_one("#cpp-list").row_texts))
+        assert shown and all(s.startswith("■ stopped") for s in shown), shown
+        assert all(n > 0 for n in rows), rows
+        # a continue that runs on: shown as running after RUN_SHOWN
+        monkeypatch.setattr(app_module, "RUN_SHOWN", 0.2)
+        await app.session.console("delete")
+        await pilot.press("c")
+        await until(pilot, lambda: "running" in status.render().plain, 10, "the run shown")
+        assert app.state.process is ProcessState.RUNNING
+        await press_and_stop(pilot, "ctrl+c")

@@ -14,7 +14,7 @@ panes, ``state`` and ``session``):
 - ``app_status.StatusPart``: the status line;
 - ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them;
 - ``app_source.SourcePart``: the source area, files, marks, watches, pane focus and views;
-- ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints;
+- ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints, exit notes;
 - ``app_console.ConsolePart``: the console, completion, the program's input;
 - ``native_actions.NativeActions``: disassembly, registers, memory, instruction stepping.
 
@@ -37,6 +37,7 @@ from textual.containers import Grid, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -63,11 +64,12 @@ from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
-from tuidbg.ui.screens.modals import GdbExitedScreen, GdbHungScreen, QuitScreen
+from tuidbg.ui.screens.modals import GdbHungScreen, QuitScreen
 
 log = logging.getLogger("tuidbg.ui")
 
 NARROW_WIDTH = 100
+RUN_SHOWN = 0.1  # seconds a resumed program runs before the stacks and variables show it running
 NARROW_HEIGHT = 30
 
 GROUP_CLASS = {"stack-group": "-show-stack", "vars-group": "-show-vars", "io-group": "-show-io"}
@@ -143,6 +145,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._theme_name = theme or tconfig.DEFAULT_THEME
         self.ui_options = ui_options
         self.state: DebuggerState = session.state
+        self._painted: DebuggerState = session.state  # the state the panes show (a brief run is not shown)
+        self._run_timer: Timer | None = None
         self._pending = _Pending(bytearray(), [])
         self.narrow = False
         self._last_process: ProcessState | None = None
@@ -154,6 +158,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._host_key: tuple | None = None
         self._host_cache: tuple | None = None  # (key, HostStack) of the last fetch
         self._quitting = False
+        self._main_grid: Grid | None = None
         # Called once the session is closed after a signal (the terminal guard: leave at once after SIGHUP).
         self.after_signal_close: Callable[[], object] | None = None
         self._signal_quit = False
@@ -345,7 +350,12 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
 
     def _closing_screen(self) -> bool:
         """The app is shutting down: its panes may be gone already."""
-        return not self.is_running or not self.screen_stack or not self.query("#main")
+        # (called at every state change and output batch: a reference kept, not a query of the DOM)
+        main = self._main_grid
+        if main is None and self.is_running and self.screen_stack:
+            found = self.query("#main")
+            main = self._main_grid = found.first() if found else None
+        return not self.is_running or not self.screen_stack or main is None or not main.is_attached
 
     def _apply_if_still(self, generation: int) -> None:
         if self._closing_screen():
@@ -358,6 +368,27 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
     def _apply_state(self, state: DebuggerState) -> None:
         prev = self.state
         self.state = state
+        if state.process is ProcessState.RUNNING and self._painted.is_stopped:
+            # A step or a continue that stops again within a moment (a `next`: about a millisecond):
+            # the screen keeps the last stop until the next one instead of showing the run in between
+            # (twice the work, a flicker); a run that goes on is shown RUN_SHOWN seconds after it began.
+            if self._run_timer is None:
+                self._run_timer = self.set_timer(RUN_SHOWN, self._show_running_if_still)
+        else:
+            if self._run_timer is not None:
+                self._run_timer.stop()
+                self._run_timer = None
+            self._paint(state)
+        self._notice_transitions(prev, state)
+
+    def _show_running_if_still(self) -> None:
+        self._run_timer = None
+        if not self._closing_screen() and self.state.process is ProcessState.RUNNING:
+            self._paint(self.state)
+
+    def _paint(self, state: DebuggerState) -> None:
+        prev = self._painted
+        self._painted = state
         # Between a stop and its refresh the panes keep what they show: the stacks,
         # threads and variables change once per stop, when the refresh has arrived.
         settled = state.refreshed or not state.is_stopped
@@ -377,26 +408,6 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                                                          *remembered.pane_extras(self.session))
             self._update_source(state, prev)
             self._native_update(state)
-        self._notice_transitions(prev, state)
-
-    def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
-        out = self.query_one(OutputPane)
-        if prev.process is not state.process:
-            if state.process is ProcessState.EXITED and prev.process in (ProcessState.RUNNING, ProcessState.STOPPED):
-                self._flush_buffers()
-                out.note(f"── the program {state.exit_description or 'exited'}")
-            elif state.process is ProcessState.DETACHED:
-                out.note("── detached; the process runs on")
-            elif (
-                state.process is ProcessState.GDB_EXITED
-                and not self._gdb_exit_shown
-                and not self._quitting
-                and not self.session.closing
-            ):
-                self._gdb_exit_shown = True
-                self._flush_buffers()
-                self.query_one(ConsolePane).log_widget.write_lines([f"gdb is gone: {state.gdb_exit}"], style="error")
-                self.push_screen(GdbExitedScreen(state.gdb_exit or "gdb exited"), self._after_gdb_exit)
 
     # -- layout -------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """Running the program and its breakpoints: continue, steps, run to the cursor, frames up and down,
-breakpoints toggled and edited, native and Python.
+breakpoints toggled and edited, native and Python; the notes of the program exiting or detached,
+and of gdb gone.
 
 A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and session."""
 
@@ -11,12 +12,12 @@ from tuidbg.engine import pyagent
 from tuidbg.engine.errors import EngineError, GdbExited
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import user_frames
-from tuidbg.engine.state import ProcessState
+from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import remembered
-from tuidbg.ui.panes.io import OutputPane
+from tuidbg.ui.panes.io import ConsolePane, OutputPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane
-from tuidbg.ui.screens.modals import PromptScreen
+from tuidbg.ui.screens.modals import GdbExitedScreen, PromptScreen
 
 log = logging.getLogger("tuidbg.ui")
 
@@ -266,3 +267,24 @@ class ExecPart:
         elif kind == "goto":
             self.show_file(bp.file, bp.effective_line)
             self.action_pane("source")
+
+    # -- what the program and gdb did, said in the Output pane and the console --------------------------
+
+    def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
+        out = self.query_one(OutputPane)
+        if prev.process is not state.process:
+            if state.process is ProcessState.EXITED and prev.process in (ProcessState.RUNNING, ProcessState.STOPPED):
+                self._flush_buffers()
+                out.note(f"── the program {state.exit_description or 'exited'}")
+            elif state.process is ProcessState.DETACHED:
+                out.note("── detached; the process runs on")
+            elif (
+                state.process is ProcessState.GDB_EXITED
+                and not self._gdb_exit_shown
+                and not self._quitting
+                and not self.session.closing
+            ):
+                self._gdb_exit_shown = True
+                self._flush_buffers()
+                self.query_one(ConsolePane).log_widget.write_lines([f"gdb is gone: {state.gdb_exit}"], style="error")
+                self.push_screen(GdbExitedScreen(state.gdb_exit or "gdb exited"), self._after_gdb_exit)
