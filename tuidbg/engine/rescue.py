@@ -240,13 +240,15 @@ def read_memory(pid: int, addr: int, size: int) -> bytes | None:
 
 
 def release(pid: int, start_time: int | None, leave_stopped: bool = False, stopped_by_us: bool = False,
-            timeout: float = 3.0) -> str:
+            timeout: float = 3.0, calm: float = 0.3) -> str:
     """After its tracer is gone: make sure an attached process runs, untraced (unless it was stopped
     before tuidbg came: then it stays as it was). Returns what was done.
 
-    A stop may still be on its way when the tracer goes (a SIGSTOP that gdb, or ``stop_process``, sent
-    arrives once the kernel has detached the process): the state is watched for a moment, and every
-    stop seen is continued."""
+    A stop may still be on its way when the tracer goes (a SIGSTOP that a killed gdb, or
+    ``stop_process``, sent arrives once the kernel has detached the process): the state is watched
+    until it has been calm for ``calm`` seconds, and every stop seen is continued. After gdb's own
+    detach there is none on its way (gdb waits for the SIGSTOPs it sent before it detaches a
+    thread): ``calm`` 0 checks once."""
     if not same_process(pid, start_time):
         return f"process {pid} is gone"
     _wait(lambda: (proc_info(pid) or ProcInfo(pid, "X", 0, 0, 0)).tracer == 0, timeout)
@@ -268,7 +270,7 @@ def release(pid: int, start_time: int | None, leave_stopped: bool = False, stopp
         if info.state in ("T", "t"):
             _cont(pid)
             calm_since = time.monotonic()
-        elif time.monotonic() - calm_since >= 0.3:
+        elif time.monotonic() - calm_since >= calm:
             return f"process {pid} runs on, untraced"
         time.sleep(0.02)
     return f"process {pid} is still stopped"

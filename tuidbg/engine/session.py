@@ -516,7 +516,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             return "no program"
         pid, start, was_stopped = target
         if how == "detach":
-            return rescue.release(pid, start, leave_stopped=was_stopped, stopped_by_us=stopped_by_us)
+            # (gdb detached it itself: no stop of gdb's is on its way, nothing to wait for)
+            return rescue.release(pid, start, leave_stopped=was_stopped, stopped_by_us=stopped_by_us,
+                                  calm=0.0 if self._detached else 0.3)
         rescue.end_program(pid, start)
         return f"process {pid} ended"
 
