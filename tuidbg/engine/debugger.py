@@ -8,6 +8,7 @@ session to the parts that plug into it.
 from __future__ import annotations
 
 from tuidbg.engine.cuda import CudaExtension
+from tuidbg.engine.cxxthrow import CxxThrows
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.pyagent import PyAgent
 from tuidbg.engine.pystack import PystackExtension
@@ -18,11 +19,16 @@ from tuidbg.engine.transport import Transport
 
 def default_extensions(config: SessionConfig) -> list[Extension]:
     """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
-    tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, and the
+    tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, with the stops at
+    PyTorch's C++ throws that go with its exception stops, and the
     remembered breakpoints when there is a file for them."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
     if config.agent:
-        exts.append(PyAgent(config))
+        agent = PyAgent(config)
+        throws = CxxThrows(config)
+        # pycatch uncaught (and --break-on-exception) stops at c10 errors' throws too
+        agent.on_uncaught_changed = throws.set_enabled
+        exts += [agent, throws]
     if config.remember:
         exts.append(RememberExtension(config))  # (last: it puts Python breakpoints into the agent)
     return exts

@@ -279,3 +279,18 @@ class VarObj:
             dynamic=d.get("dynamic") == "1",
             has_more=d.get("has_more") == "1",
         )
+
+
+@dataclass(frozen=True)
+class CxxThrow:
+    """A C++ exception thrown in the program, where ``catch throw`` stopped it (tuidbg.engine.cxxthrow)."""
+
+    type_name: str  # "c10::IndexError"
+    message: str  # what() without the C++ backtrace c10 appends
+    site: str  # the function that threw, as gdb names it ("" if not known)
+    generation: int  # the stop it was thrown at
+
+    def describe(self) -> str:
+        where = f" in {self.site.split('(', 1)[0]}" if self.site else ""
+        first = self.message.splitlines()[0] if self.message else ""
+        return f"C++ {self.type_name} thrown{where}" + (f": {first}" if first else "")

@@ -30,6 +30,7 @@ from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint, PySta
 from tuidbg.engine.records import (  # noqa: F401  (the words of the state, importable from here too)
     Breakpoint,
     BreakpointLocation,
+    CxxThrow,
     Frame,
     Library,
     StopInfo,
@@ -99,6 +100,8 @@ class Inferior:
     refreshed: bool = False
     python: PythonView = PythonView()
     cuda: CudaView = CudaView()
+    cxx_throw: CxxThrow | None = None  # the C++ exception this stop is the throw of (tuidbg.engine.cxxthrow)
+    cxx_last_throw: CxxThrow | None = None  # the last one caught, kept for the stops that follow
 
 
 _INFERIOR_FIELDS = frozenset(f.name for f in fields(Inferior))
@@ -166,6 +169,8 @@ class DebuggerState:
     refreshed = property(lambda self: self.inferior.refreshed)
     python = property(lambda self: self.inferior.python)
     cuda = property(lambda self: self.inferior.cuda)
+    cxx_throw = property(lambda self: self.inferior.cxx_throw)
+    cxx_last_throw = property(lambda self: self.inferior.cxx_last_throw)
 
     @property
     def device_focus(self) -> CudaFocus | None:

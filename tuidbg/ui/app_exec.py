@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from tuidbg.engine import pyagent
+from tuidbg.engine import cxxthrow, pyagent
 from tuidbg.engine.errors import EngineError, GdbExited
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import user_frames
@@ -267,6 +267,25 @@ class ExecPart:
         elif kind == "goto":
             self.show_file(bp.file, bp.effective_line)
             self.action_pane("source")
+
+    def action_skip_throw(self) -> None:
+        """At a stop on a C++ throw (a c10 error libtorch may catch itself): throws from this site no
+        longer stop the program, for the rest of the session; the program continues."""
+        throws = cxxthrow.get(self.session)
+        throw = self.state.cxx_throw
+        if throws is None or throw is None or not self.state.is_stopped:
+            self.notify("not stopped at a C++ throw", markup=False)
+            return
+        if not throw.site:
+            self.notify("the function that threw is not known: nothing to skip", markup=False)
+            return
+        ag = self._agent()
+
+        async def skip_and_continue() -> None:
+            await throws.skip_site(throw.site)
+            await (ag.resume() if ag is not None else self.session.cont())
+
+        self._run(skip_and_continue, "skip the throw site")
 
     # -- what the program and gdb did, said in the Output pane and the console --------------------------
 

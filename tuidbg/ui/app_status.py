@@ -57,8 +57,13 @@ class StatusPart:
                 if mode == "attach":
                     why = f"attached to process {state.pid}" if state.pid else "attached"
             astop = state.python.stop
+            throw = state.cxx_throw
             if astop is not None:
                 why = astop.describe()
+                why += _from_cxx(astop, state.cxx_last_throw)
+            elif throw is not None:
+                key = (self.keymap_info.keys.get("exec.skip_throw") or "").split(",")[0]
+                why = throw.describe() + (f"   ({key}: skip this throw site)" if key else "")
             elif state.python.native_step:
                 why = "stepped into native code"  # (tuidbg's temporary breakpoint, not one of the user's)
             parts.append(("■ stopped: ", "bold"))
@@ -94,3 +99,14 @@ class StatusPart:
         if self._health.kind != watchdog.OK and self._health.describe():
             parts.append((f"   ⚠ {self._health.describe()}", "bold"))
         status.update(Content.assemble(*parts), layout=False)
+
+
+def _from_cxx(astop: Any, throw: Any) -> str:
+    """A Python exception that a C++ error turned into (the same message): where it was thrown."""
+    exc = getattr(astop, "exception", None)
+    if exc is None or throw is None or not exc.message or not throw.message:
+        return ""
+    if exc.message.splitlines()[0].strip() != throw.message.splitlines()[0].strip():
+        return ""
+    where = throw.site.split("(", 1)[0] if throw.site else "C++"
+    return f"   (thrown as {throw.type_name} in {where})"

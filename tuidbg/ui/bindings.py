@@ -29,6 +29,7 @@ GLOBAL = [
     ("exec.step_into_native", "step_into_native", "Step into native", False, False),
     ("exec.interrupt", "interrupt", "Interrupt", False, True),
     ("exec.restart", "restart_program", "Restart", False, False),
+    ("exec.skip_throw", "skip_throw", "Skip this C++ throw site, continue", False, False),
     ("frame.up", "frame(1)", "Frame up (caller)", False, False),
     ("frame.down", "frame(-1)", "Frame down (callee)", False, False),
     ("bp.toggle", "toggle_breakpoint", "Breakpoint", True, False),

@@ -8,7 +8,7 @@ import logging
 import os
 import secrets
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import mi
@@ -41,6 +41,8 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
     def __init__(self, config) -> None:
         self.config = config
         self.session = None
+        # Told when stopping on uncaught exceptions is switched (pycatch): the C++ throw stops follow it.
+        self.on_uncaught_changed: Callable[[bool], Awaitable[None]] | None = None
         self._bps: dict[int, PyBreakpoint] = {}
         self._next_bp = 1
         self._opts: dict[str, Any] = {
@@ -190,6 +192,8 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         if raised is not None:
             self._opts["raise"] = [str(x) for x in raised]
         await self._push_options()
+        if uncaught is not None and self.on_uncaught_changed is not None:
+            await self.on_uncaught_changed(bool(uncaught))
 
     async def set_break_on_failure(self, on: bool = True) -> None:
         """Under pytest: stop at a failing test with its frames and the exception."""
