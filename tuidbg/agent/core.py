@@ -34,7 +34,7 @@ import time
 from . import _registry
 from . import protocol as P
 from ._breakpoints import Breakpoints
-from ._exceptions import describe, frames_of, matches, user_frames
+from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
 from ._lines import canon
 from ._native import (
     Mailbox,
@@ -49,7 +49,6 @@ from ._native import (
 )
 from ._registry import AGENT_DIR, is_agent_code
 from ._stub import StubError, make_stub
-from ._values import value_line
 
 _HELLO_TIMEOUT = 120.0
 # A free-threaded build (3.13t/3.14t) running without the GIL: Python threads really run together.
@@ -330,13 +329,13 @@ class Agent(object):
             value = eval(code, frame.f_globals, frame.f_locals)
         except Exception as exc:
             return {"op": "eval", "error": "%s: %s" % (type(exc).__name__, exc)}
-        return {"op": "eval", "value": value_line(value, 20000), "type": type(value).__name__}
+        return {"op": "eval", "value": safe_repr(value, 20000), "type": type(value).__name__}
 
     def _locals(self, op, stopped):
         frame = self._frame_arg(op, stopped)
         out = []
         for name, value in list(frame.f_locals.items())[:500]:
-            out.append({"name": name, "type": type(value).__name__, "value": value_line(value, 1000)})
+            out.append({"name": name, "type": type(value).__name__, "value": safe_repr(value, 1000)})
         return {"op": "locals", "vars": out}
 
     # -- breakpoints ------------------------------------------------------------------------
