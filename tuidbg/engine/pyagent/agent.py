@@ -336,6 +336,19 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             raise EngineError(str(r["error"]))
         return [(str(v["name"]), str(v["type"]), str(v["value"])) for v in r.get("vars", [])]
 
+    async def python_children(self, expression: str, path: Sequence[str] = (), frame: int = 0,
+                              device_data: bool = False) -> list[tuple[str, str, str, bool]]:
+        """(name, type, value, expandable) of the children of a Python value (a torch tensor, module or
+        optimizer) named by an expression in a frame of the agent stop and a path of child names.
+        device_data: a preview of a cuda tensor's values (synchronizes the device)."""
+        replies = await self._request_stopped([{"op": "children", "expr": expression, "path": list(path),
+                                                "frame": frame, "device_data": bool(device_data)}])
+        r = _reply(replies, "children")
+        if r.get("error"):
+            raise EngineError(str(r["error"]))
+        return [(str(c["name"]), str(c.get("type") or ""), str(c["value"]), bool(c.get("expandable")))
+                for c in r.get("children", [])]
+
     # -- public: misc ---------------------------------------------------------------------------
 
     def on_message(self, cb: Callable[[str], None]) -> None:
