@@ -344,7 +344,14 @@ class Agent(object):
     def _locals(self, op, stopped):
         frame = self._frame_arg(op, stopped)
         out = []
+        torch_only = bool(op.get("torch_only"))  # only the torch values: no repr of anything runs
         for name, value in list(frame.f_locals.items())[:500]:
+            if torch_only:
+                line = _values.describe(value)
+                if line is not None:
+                    out.append({"name": name, "type": type(value).__name__, "value": line[:1000],
+                                "expandable": _values.expandable(value)})
+                continue
             out.append({"name": name, "type": type(value).__name__, "value": _value_text(value, 1000),
                         "expandable": _values.expandable(value)})
         return {"op": "locals", "vars": out}

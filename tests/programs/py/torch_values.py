@@ -39,4 +39,5 @@ def main():
     with Count():  # the mode counts every aten op run while the program is stopped below
         pass  # MARK:stop
     print("CALLS", json.dumps(calls), flush=True)
+    assert all(v is not None for v in (t, s, i, sp, y, m, sub, opt, size, dt, dev))  # all kept alive to the stop
 main()

@@ -336,6 +336,16 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             raise EngineError(str(r["error"]))
         return [(str(v["name"]), str(v["type"]), str(v["value"])) for v in r.get("vars", [])]
 
+    async def python_torch_locals(self, frame: int = 0) -> list[tuple[str, str, str, bool]]:
+        """(name, type, value, expandable) of the locals of a Python frame of the agent stop that are torch
+        values (tensors, modules, optimizers, sizes, dtypes, devices), described from their metadata: no
+        user code runs, and the other locals are left out (the front end reads those from memory)."""
+        replies = await self._request_stopped([{"op": "locals", "frame": frame, "torch_only": True}])
+        r = _reply(replies, "locals")
+        if r.get("error"):
+            raise EngineError(str(r["error"]))
+        return [(str(v["name"]), str(v["type"]), str(v["value"]), bool(v.get("expandable"))) for v in r.get("vars", [])]
+
     async def python_children(self, expression: str, path: Sequence[str] = (), frame: int = 0,
                               device_data: bool = False) -> list[tuple[str, str, str, bool]]:
         """(name, type, value, expandable) of the children of a Python value (a torch tensor, module or

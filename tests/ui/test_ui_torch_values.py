@@ -1,0 +1,63 @@
+"""Torch values in the Locals pane at a Python breakpoint (issue 13): a tensor's one line from its
+metadata, expanded through tuidbg's agent, on the real program under .venv-torch's interpreter."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import requires_gdb
+from helpers import PROGRAMS, line_of
+from pystack_helpers import TORCH_PYTHON
+from test_ui_agent import locals_of, until_py_stop
+from ui_helpers import make_app, until
+
+from tuidbg.engine.state import ProcessState
+from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.panes.variables import LocalsPane
+
+pytestmark = [
+    requires_gdb, pytest.mark.slow,
+    pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)"),
+]
+
+PROG = PROGRAMS / "py" / "torch_values.py"
+
+
+def _kids(node) -> list[tuple[str, str | None]]:
+    return [(c.data.name, c.data.value) for c in node.children if c.data is not None]
+
+
+async def test_locals_pane_shows_and_expands_a_tensor_and_a_module():
+    stop_line = line_of(PROG, "stop")
+    app = make_app(program=str(TORCH_PYTHON), args=[str(PROG)], agent=True, python_target=True,
+                   ex=[f"break {PROG}:{stop_line}"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_py_stop(pilot, "breakpoint", stop_line)
+        await until(pilot, lambda: locals_of(app).get("s") == "Tensor float32 [2, 3] cpu", 30, "the tensor's line")
+        vals = locals_of(app)
+        assert vals["y"] == "Tensor float32 [3] cpu grad_fn=MulBackward0"
+        assert vals["net"] == "Loud params=10 cpu float32 train"
+        assert (vals["m"], vals["size"], vals["dt"]) == ("Tensor float32 [2, 3] meta", "Size[4, 8]", "torch.float32")
+        tree = app.query_one(LocalsPane)
+        rows = {n.data.name: n for n in tree.root.children if n.data is not None}
+        assert rows["s"].allow_expand and rows["net"].allow_expand and not rows["size"].allow_expand
+        tree.focus()
+        tree.move_cursor(rows["s"])
+        await pilot.press("space")
+        await until(pilot, lambda: len(rows["s"].children) >= 10, 30, "the tensor's children")
+        assert _kids(rows["s"]) == [
+            ("stride", "(8, 1)"), ("contiguous", "False"), ("storage_offset", "10"), ("layout", "strided"),
+            ("requires_grad", "False"), ("grad_fn", "None"), ("is_leaf", "True"), ("numel", "6 (24 bytes)"),
+            ("_version", "0"), ("values", "[10, 11, 12, 18, 19, 20] min=10 max=20 mean=15")]
+        # A module's child module expands in turn (a path of child names through the agent).
+        rows["net"].expand()
+        await until(pilot, lambda: len(rows["net"].children) == 3, 30, "the module's children")
+        fc = rows["net"].children[1]
+        assert (fc.data.name, fc.data.value, fc.allow_expand) == ("fc", "Linear params=10 cpu float32 train", True)
+        fc.expand()
+        await until(pilot, lambda: len(fc.children) == 3, 30, "the submodule's children")
+        assert _kids(fc) == [("training", "True"), ("weight", "Parameter float32 [2, 4] cpu requires_grad"),
+                             ("bias", "Parameter float32 [2] cpu requires_grad")]
+        app.query_one(SourceView).focus()
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the program to exit")
+        await app.session.close()
