@@ -57,6 +57,13 @@ async def test_locals_pane_shows_and_expands_a_tensor_and_a_module():
         await until(pilot, lambda: len(fc.children) == 3, 30, "the submodule's children")
         assert _kids(fc) == [("training", "True"), ("weight", "Parameter float32 [2, 4] cpu requires_grad"),
                              ("bias", "Parameter float32 [2] cpu requires_grad")]
+        # Y (read device values) asks the agent for a preview on the device: a meta tensor has no data
+        # to read, and says so.
+        tree.focus()
+        tree.move_cursor(rows["m"])
+        await pilot.press("Y")
+        await until(pilot, lambda: len(rows["m"].children) >= 10, 30, "the meta tensor's children")
+        assert _kids(rows["m"])[-1] == ("values", "not read (meta tensor; data stays on the device)")
         app.query_one(SourceView).focus()
         await pilot.press("c")
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the program to exit")

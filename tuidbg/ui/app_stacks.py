@@ -245,11 +245,12 @@ class StacksPart:
                     n.expandable = True
                     n.extra = python_extra(frame, n.name, [])
 
-    async def _python_children(self, expr: str, path: list[str], frame: int) -> list[tuple[str, str, str, bool]]:
+    async def _python_children(self, expr: str, path: list[str], frame: int,
+                               device_data: bool = False) -> list[tuple[str, str, str, bool]]:
         ag = self._agent()
         if ag is None:
             raise EngineError("the Python agent is not connected")
-        return await ag.python_children(expr, path, frame)
+        return await ag.python_children(expr, path, frame, device_data)
 
     async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
         locs = await pystack.python_locals(self.session, tid, index)

@@ -70,8 +70,8 @@ def python_extra(frame: int, expr: str, path: list[str]) -> dict[str, Any]:
     return {"py": {"frame": frame, "expr": expr, "path": path}, "numchild": 1}
 
 
-# (expression, path of child names, agent frame) -> [(name, type, value, expandable)]
-PythonChildren = Callable[[str, list[str], int], Awaitable[list[tuple[str, str, str, bool]]]]
+# (expression, path of child names, agent frame, device_data) -> [(name, type, value, expandable)]
+PythonChildren = Callable[[str, list[str], int, bool], Awaitable[list[tuple[str, str, str, bool]]]]
 
 
 def looks_aggregate(type_: str | None, value: str | None) -> bool:
@@ -113,6 +113,7 @@ class VariablesTree(Tree[VarNode]):
     BINDINGS = [
         Binding("v", "show_value", "Whole value", id="variables.show_value"),
         Binding("x", "show_memory", "Memory at", id="variables.memory"),
+        Binding("Y", "device_data", "Read device values", id="variables.device_data"),
     ]
 
     class ShowMemory(Message):
@@ -278,7 +279,7 @@ class VariablesTree(Tree[VarNode]):
         if self.python_children is None:
             return
         try:
-            kids = await self.python_children(py["expr"], list(py["path"]), py["frame"])
+            kids = await self.python_children(py["expr"], list(py["path"]), py["frame"], bool(py.get("device_data")))
         except EngineError as exc:
             if epoch == self._epoch:
                 node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
@@ -291,6 +292,22 @@ class VariablesTree(Tree[VarNode]):
             if expandable:
                 child.extra = python_extra(py["frame"], py["expr"], [*py["path"], name])
             self.add_var(node, child)
+
+    def action_device_data(self) -> None:
+        """Expand the Python tensor under the cursor again with a preview of its values read from the
+        GPU (bounded, and it synchronizes the device); tensors are never read there otherwise."""
+        node = self.cursor_node
+        v = node.data if node is not None else None
+        if node is None or v is None or "py" not in v.extra:
+            self.notify("Y reads a Python tensor's values from its device: put the cursor on one", markup=False)
+            return
+        v.extra["py"] = {**v.extra["py"], "device_data": True}
+        node.remove_children()
+        self._epoch += 1
+        if node.is_expanded:
+            self._load_children(node, self._epoch)
+        else:
+            node.expand()
 
     def action_show_value(self) -> None:
         node = self.cursor_node
