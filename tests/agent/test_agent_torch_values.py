@@ -55,7 +55,7 @@ async def test_torch_values_without_user_code(make_session):
     # The console and watches show the same line.
     assert await ctl.evaluate("net") == "Loud params=10 cpu float32 train"
     assert await ctl.evaluate_many(["net.fc.weight", "a.shape"]) == [
-        ("Parameter float32 [2, 4] cpu requires_grad", "Parameter", None), ("Size[4, 8]", "Size", None)]
+        ("Parameter float32 [2, 4] cpu requires_grad", "Parameter", None, True), ("Size[4, 8]", "Size", None, False)]
 
     async def kids(expr, *path):
         return [(n, v) for n, _t, v, _e in await ctl.python_children(expr, path)]

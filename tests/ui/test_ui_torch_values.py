@@ -12,7 +12,7 @@ from ui_helpers import make_app, until
 
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.source import SourceView
-from tuidbg.ui.panes.variables import LocalsPane
+from tuidbg.ui.panes.variables import LocalsPane, WatchPane
 
 pytestmark = [
     requires_gdb, pytest.mark.slow,
@@ -64,6 +64,20 @@ async def test_locals_pane_shows_and_expands_a_tensor_and_a_module():
         await pilot.press("Y")
         await until(pilot, lambda: len(rows["m"].children) >= 10, 30, "the meta tensor's children")
         assert _kids(rows["m"])[-1] == ("values", "not read (meta tensor; data stays on the device)")
+        # A watch on a torch value shows the same line and expands the same way.
+        watch = app.query_one(WatchPane)
+        watch.add_expression("net.fc")
+
+        def watch_row():
+            rows = [n for n in watch.root.children if n.data is not None and n.data.name == "net.fc"]
+            return rows[0] if rows and rows[0].data.value else None
+
+        await until(pilot, lambda: watch_row() is not None, 30, "the watch's value")
+        row = watch_row()
+        assert (row.data.value, row.allow_expand) == ("Linear params=10 cpu float32 train", True)
+        row.expand()
+        await until(pilot, lambda: len(row.children) == 3, 30, "the watch's children")
+        assert _kids(row)[1] == ("weight", "Parameter float32 [2, 4] cpu requires_grad")
         app.query_one(SourceView).focus()
         await pilot.press("c")
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 30, "the program to exit")

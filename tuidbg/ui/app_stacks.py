@@ -62,7 +62,7 @@ class StacksPart:
         return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
                               pyview.agent_frame_index(state, self.py_sel))
 
-    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None]]:
+    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None, bool]]:
         ag = self._agent()
         if ag is None:
             raise EngineError("the Python agent is not connected")

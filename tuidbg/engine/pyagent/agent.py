@@ -313,19 +313,20 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             raise EngineError(str(r["error"]))
         return "" if r.get("value") is None else str(r["value"])
 
-    async def evaluate_many(self, expressions: Sequence[str], frame: int = 0) -> list[tuple[str | None, str | None, str | None]]:
-        """(value, type, error) of each expression in a frame of the agent stop, in one request."""
+    async def evaluate_many(self, expressions: Sequence[str], frame: int = 0) -> list[tuple[str | None, str | None, str | None, bool]]:
+        """(value, type, error, expandable) of each expression in a frame of the agent stop, in one request;
+        expandable: a torch value whose children python_children gives."""
         if not expressions:
             return []
         replies = await self._request_stopped([{"op": "eval", "expr": e, "frame": frame, "mode": "eval"} for e in expressions])
         answers = [r for r in replies if r.get("op") == "eval"]
-        out: list[tuple[str | None, str | None, str | None]] = []
+        out: list[tuple[str | None, str | None, str | None, bool]] = []
         for i in range(len(expressions)):
             r = answers[i] if i < len(answers) else {"error": "no answer from the agent"}
             if r.get("error"):
-                out.append((None, None, str(r["error"])))
+                out.append((None, None, str(r["error"]), False))
             else:
-                out.append(("" if r.get("value") is None else str(r["value"]), r.get("type"), None))
+                out.append(("" if r.get("value") is None else str(r["value"]), r.get("type"), None, bool(r.get("expandable"))))
         return out
 
     async def python_locals(self, frame: int = 0) -> list[tuple[str, str, str]]:

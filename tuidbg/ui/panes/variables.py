@@ -403,7 +403,7 @@ class WatchPane(VariablesTree):
         self._last_state = None
         self._last_python: PythonFrameRef | None = None
         # set by the app: evaluates Python expressions in a frame of the agent's stop
-        self.python_eval: Callable[[list[str], int], Awaitable[list[tuple[str | None, str | None, str | None]]]] | None = None
+        self.python_eval: Callable[[list[str], int], Awaitable[list[tuple[str | None, str | None, str | None, bool]]]] | None = None
 
     def update_state(self, state, force: bool = False, python: "PythonFrameRef | None" = None) -> None:
         """``python``: the selected Python frame of an agent stop (the watches are Python there)."""
@@ -438,12 +438,14 @@ class WatchPane(VariablesTree):
         try:
             answers = await self.python_eval(exprs, frame)
         except EngineError as exc:
-            answers = [(None, None, str(exc))] * len(exprs)
+            answers = [(None, None, str(exc), False)] * len(exprs)
         if epoch != self._epoch:
             return
-        for i, (expr, (value, type_, error)) in enumerate(zip(exprs, answers)):
+        for i, (expr, (value, type_, error, expandable)) in enumerate(zip(exprs, answers)):
             v = VarNode(path=f"pywatch:{i}:{expr}", name=expr, type=type_, value=value, error=error,
-                        expression=expr, expandable=False)
+                        expression=expr, expandable=expandable)
+            if expandable:  # a torch value: the agent gives its children
+                v.extra = python_extra(frame, expr, [])
             self.add_var(self.root, v)
 
     @work(group="watch", exclusive=True, exit_on_error=False)
