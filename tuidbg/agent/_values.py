@@ -30,13 +30,13 @@ def _short(obj):
 
 
 def _is_instance(value, name, torch):
-    """isinstance against a torch class, looked up without importing anything."""
+    """Whether value's type derives from a torch class, looked up without importing anything."""
     cls = {"Tensor": torch._C.TensorBase, "Size": torch.Size, "dtype": torch.dtype, "device": torch.device}.get(name)
     if cls is None:
         mod = {"Module": "torch.nn.modules.module", "Optimizer": "torch.optim.optimizer"}[name]
         m = sys.modules.get(mod)
         cls = getattr(m, name, None) if m is not None else None
-    return cls is not None and isinstance(value, cls)
+    return cls is not None and cls in type(value).__mro__  # (no __instancecheck__ or __class__ of theirs runs)
 
 
 class _NoTorchFunction:
@@ -73,7 +73,7 @@ def _meta(t, torch):
 def _tensor_line(t, torch):
     m = _meta(t, torch)
     param = getattr(getattr(torch, "nn", None), "Parameter", None)
-    head = "Parameter" if param is not None and isinstance(t, param) else "Tensor"
+    head = "Parameter" if param is not None and param in type(t).__mro__ else "Tensor"
     cls = type(t)
     if head == "Tensor" and cls is not torch.Tensor:
         head = "Tensor(%s)" % cls.__name__
