@@ -75,6 +75,9 @@ async def test_torch_values_without_user_code(make_session):
                                 ("is_leaf", "True"), ("numel", "4 (16 bytes)"), ("_version", "0"),
                                 ("values", "not shown (sparse_coo layout)")]
     assert await kids("sub") == _meta("(1)", "True", "0", "None", "True", "2 (8 bytes)", "[0, 0] min=0 max=0 mean=0")
+    # A big tensor's preview reads a bounded prefix, and says so.
+    assert (await kids("big"))[-1] == ("values", "[0, 1, 2, 3, 4, ..., 99995, 99996, 99997, 99998, 99999] "
+                                       "min=0 max=99999 mean=49999.5 (first 100000 of 250000 elements)")
     net = await ctl.python_children("net")
     assert net == [("training", "", "True", False), ("fc", "Linear", "Linear params=10 cpu float32 train", True),
                    ("steps", "Tensor", "Tensor int64 [3] cpu", True)]

@@ -35,9 +35,10 @@ def main():
     net = Loud()
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     size, dt, dev = a.shape, a.dtype, a.device
+    big = torch.arange(250_000, dtype=torch.float64)
     calls["tf"] = 0
     with Count():  # the mode counts every aten op run while the program is stopped below
         pass  # MARK:stop
     print("CALLS", json.dumps(calls), flush=True)
-    assert all(v is not None for v in (t, s, i, sp, y, m, sub, opt, size, dt, dev))  # all kept alive to the stop
+    assert all(v is not None for v in (t, s, i, sp, y, m, sub, opt, size, dt, dev, big))  # all kept alive to the stop
 main()
