@@ -203,9 +203,9 @@ def _preview(t, m, torch, device_data):
         if cm is not None:
             cm.__enter__()
         try:
-            flat = B.reshape(B.detach(t), (-1,))
             n = m["numel"]
-            head = flat if n <= PREVIEW_CAP else B.__getitem__(flat, slice(0, PREVIEW_CAP))
+            head = B.reshape(B.__getitem__(B.detach(t), _prefix(m["shape"])), (-1,))  # (copies the prefix only)
+            head = B.__getitem__(head, slice(0, PREVIEW_CAP))
             if dev != "cpu":
                 head = B.cpu(head)  # synchronizes the device: asked for explicitly
             vals = B.tolist(head)
@@ -223,6 +223,23 @@ def _preview(t, m, torch, device_data):
     if dev != "cpu":
         text += " (read from %s: synchronized the device)" % dev
     return text
+
+
+def _prefix(shape):
+    """An index of a leading block of a tensor of this shape with at most PREVIEW_CAP elements that holds
+    its first PREVIEW_CAP elements in order (so flattening a non-contiguous tensor copies that block only)."""
+    index = []
+    for k, d in enumerate(shape):
+        rest = 1
+        for e in shape[k + 1:]:
+            rest *= e
+        if d * rest <= PREVIEW_CAP:
+            break
+        if rest <= PREVIEW_CAP:
+            index.append(slice(0, -(-PREVIEW_CAP // rest)))  # ceil: whole rows up to the cap
+            break
+        index.append(slice(0, 1))
+    return tuple(index)
 
 
 def _num(v):
