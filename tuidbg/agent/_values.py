@@ -2,7 +2,7 @@
 
 Runs inside the debugged program, stdlib only: torch is never imported here, only taken from
 ``sys.modules`` when the program already imported it. Tensor metadata comes from torch's C-level
-accessors on ``torch._C.TensorBase`` with ``__torch_function__`` of subclasses disabled, modules from
+accessors on ``torch._C.TensorBase`` with ``__torch_function__`` (subclasses' and modes') disabled, modules from
 their ``_parameters``/``_modules``/``_buffers`` dicts read with ``object.__getattribute__``: no user
 ``__repr__``, ``__getattr__`` or ``__torch_function__`` runs, and describing a tensor reads no data.
 Only a preview reads data: of a CPU tensor, bounded (``PREVIEW_CAP`` elements at most); of a tensor on
@@ -40,10 +40,11 @@ def _is_instance(value, name, torch):
 
 
 class _NoTorchFunction:
-    """torch._C.DisableTorchFunctionSubclass, when this torch has it."""
+    """torch._C.DisableTorchFunction (subclasses' __torch_function__ and torch function modes both off),
+    else DisableTorchFunctionSubclass, when this torch has either."""
 
     def __init__(self, torch):
-        self.cm = getattr(torch._C, "DisableTorchFunctionSubclass", None)
+        self.cm = getattr(torch._C, "DisableTorchFunction", None) or getattr(torch._C, "DisableTorchFunctionSubclass", None)
         self.cm = self.cm() if self.cm is not None else None
 
     def __enter__(self):

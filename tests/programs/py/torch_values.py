@@ -3,11 +3,16 @@ shapes and layouts, a meta tensor, a Tensor subclass with __torch_function__, a 
 __repr__ and an optimizer. The program counts aten ops (a dispatch mode active at the stop), __repr__ and
 __torch_function__ calls and prints the counts after the stop."""
 import torch, json
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-calls = {"aten": 0, "repr": 0, "tf": 0}
+calls = {"aten": 0, "repr": 0, "tf": 0, "tfmode": 0}
 class Count(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         calls["aten"] += 1
+        return func(*args, **(kwargs or {}))
+class CountTF(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        calls["tfmode"] += 1
         return func(*args, **(kwargs or {}))
 class MyT(torch.Tensor):
     @classmethod
@@ -37,7 +42,7 @@ def main():
     size, dt, dev = a.shape, a.dtype, a.device
     big = torch.arange(250_000, dtype=torch.float64)
     calls["tf"] = 0
-    with Count():  # the mode counts every aten op run while the program is stopped below
+    with CountTF(), Count():  # the modes count every torch function and aten op run while stopped below
         pass  # MARK:stop
     print("CALLS", json.dumps(calls), flush=True)
     assert all(v is not None for v in (t, s, i, sp, y, m, sub, opt, size, dt, dev, big))  # all kept alive to the stop
