@@ -35,6 +35,7 @@ from . import _registry
 from . import protocol as P
 from ._breakpoints import Breakpoints
 from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
+from . import _values
 from ._lines import canon
 from ._native import (
     Mailbox,
@@ -63,6 +64,12 @@ def _debug(text):
 
 def _qualname(code):
     return getattr(code, "co_qualname", None) or code.co_name
+
+
+def _value_text(value, limit):
+    """A torch value's line (no user code runs), else the repr."""
+    line = _values.describe(value)
+    return line[:limit] if line is not None else safe_repr(value, limit)
 
 
 class Step(object):
@@ -267,6 +274,8 @@ class Agent(object):
                     replies.append(self._eval(op, stopped))
                 elif kind == "locals":
                     replies.append(self._locals(op, stopped))
+                elif kind == "children":
+                    replies.append(self._children(op, stopped))
                 elif kind == "resume":
                     resume = op
                 elif kind == "reply":
@@ -329,14 +338,30 @@ class Agent(object):
             value = eval(code, frame.f_globals, frame.f_locals)
         except Exception as exc:
             return {"op": "eval", "error": "%s: %s" % (type(exc).__name__, exc)}
-        return {"op": "eval", "value": safe_repr(value, 20000), "type": type(value).__name__}
+        return {"op": "eval", "value": _value_text(value, 20000), "type": type(value).__name__,
+                "expandable": _values.expandable(value)}
 
     def _locals(self, op, stopped):
         frame = self._frame_arg(op, stopped)
         out = []
+        torch_only = bool(op.get("torch_only"))  # only the torch values: no repr of anything runs
         for name, value in list(frame.f_locals.items())[:500]:
-            out.append({"name": name, "type": type(value).__name__, "value": safe_repr(value, 1000)})
+            if torch_only:
+                line = _values.describe(value)
+                if line is not None:
+                    out.append({"name": name, "type": type(value).__name__, "value": line[:1000],
+                                "expandable": _values.expandable(value)})
+                continue
+            out.append({"name": name, "type": type(value).__name__, "value": _value_text(value, 1000),
+                        "expandable": _values.expandable(value)})
         return {"op": "locals", "vars": out}
+
+    def _children(self, op, stopped):
+        """Children of a value (a torch tensor, module or optimizer) named by an expression and a path."""
+        frame = self._frame_arg(op, stopped)
+        value = eval(compile(op.get("expr", ""), "<tuidbg>", "eval"), frame.f_globals, frame.f_locals)
+        path = [str(k) for k in (op.get("path") or ())]
+        return {"op": "children", "children": _values.children(value, path, bool(op.get("device_data")))}
 
     # -- breakpoints ------------------------------------------------------------------------
 

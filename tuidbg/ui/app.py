@@ -247,6 +247,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         session.native_locals_on_stop = not session.config.python_target
         for w in self.query(VariablesTree):
             w.source = bridge
+            w.python_children = self._python_children
         for p in self.query(CudaPane):
             p.source = bridge
         self._native_attach(bridge)

@@ -19,10 +19,14 @@ from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.state import DebuggerState
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.tables import ThreadsPane
-from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane
+from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane, python_extra
 from tuidbg.ui.screens.modals import ValueScreen
 
 log = logging.getLogger("tuidbg.ui")
+
+# types of Python locals that are never torch values (a frame holding only these asks the agent nothing)
+_BUILTIN_TYPES = frozenset("int float complex bool str bytes bytearray NoneType list tuple dict set frozenset "
+                           "function builtin_function_or_method module type range".split())
 
 FULL_VALUE_ELEMENTS = 200_000  # what "v" (the whole value) asks gdb for: strings and arrays up to this
 
@@ -58,7 +62,7 @@ class StacksPart:
         return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
                               pyview.agent_frame_index(state, self.py_sel))
 
-    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None]]:
+    async def _python_watch(self, expressions: list[str], frame: int) -> list[tuple[str | None, str | None, str | None, bool]]:
         ag = self._agent()
         if ag is None:
             raise EngineError("the Python agent is not connected")
@@ -204,6 +208,9 @@ class StacksPart:
                              for name, type_, value in await ag.python_locals(index)]
                 else:
                     nodes = await self._python_locals_from_memory(tid, index)
+                if ag is not None and pyview.agent_stop_here(self.state) is not None:
+                    frame = index if from_agent else pyview.agent_frame_index(self.state, index)
+                    await self._torch_values(ag, frame, nodes)
             except EngineError as exc:
                 nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
             finally:
@@ -219,6 +226,31 @@ class StacksPart:
 
         # not exclusive: a newer fetch must not cancel one under way (it would be asked again)
         self.run_worker(fetch, group="pylocals", exit_on_error=False)
+
+    async def _torch_values(self, ag, frame: int, nodes: list[VarNode]) -> None:
+        """Torch values (tensors, modules, optimizers) among the Python locals: their lines come from
+        the agent (metadata only, no user code runs) and they expand through it. Frames whose locals
+        are all of builtin types hold none: the agent is not asked."""
+        if all((n.type or "") in _BUILTIN_TYPES for n in nodes):
+            return
+        try:
+            found = {name: (type_, value, exp) for name, type_, value, exp in await ag.python_torch_locals(frame)}
+        except EngineError:
+            return  # (the values read from memory stay)
+        for n in nodes:
+            if n.name in found:
+                n.type, n.value, exp = found[n.name]
+                n.error = None
+                if exp:
+                    n.expandable = True
+                    n.extra = python_extra(frame, n.name, [])
+
+    async def _python_children(self, expr: str, path: list[str], frame: int,
+                               device_data: bool = False) -> list[tuple[str, str, str, bool]]:
+        ag = self._agent()
+        if ag is None:
+            raise EngineError("the Python agent is not connected")
+        return await ag.python_children(expr, path, frame, device_data)
 
     async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
         locs = await pystack.python_locals(self.session, tid, index)

@@ -317,19 +317,20 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             raise EngineError(str(r["error"]))
         return "" if r.get("value") is None else str(r["value"])
 
-    async def evaluate_many(self, expressions: Sequence[str], frame: int = 0) -> list[tuple[str | None, str | None, str | None]]:
-        """(value, type, error) of each expression in a frame of the agent stop, in one request."""
+    async def evaluate_many(self, expressions: Sequence[str], frame: int = 0) -> list[tuple[str | None, str | None, str | None, bool]]:
+        """(value, type, error, expandable) of each expression in a frame of the agent stop, in one request;
+        expandable: a torch value whose children python_children gives."""
         if not expressions:
             return []
         replies = await self._request_stopped([{"op": "eval", "expr": e, "frame": frame, "mode": "eval"} for e in expressions])
         answers = [r for r in replies if r.get("op") == "eval"]
-        out: list[tuple[str | None, str | None, str | None]] = []
+        out: list[tuple[str | None, str | None, str | None, bool]] = []
         for i in range(len(expressions)):
             r = answers[i] if i < len(answers) else {"error": "no answer from the agent"}
             if r.get("error"):
-                out.append((None, None, str(r["error"])))
+                out.append((None, None, str(r["error"]), False))
             else:
-                out.append(("" if r.get("value") is None else str(r["value"]), r.get("type"), None))
+                out.append(("" if r.get("value") is None else str(r["value"]), r.get("type"), None, bool(r.get("expandable"))))
         return out
 
     async def python_locals(self, frame: int = 0) -> list[tuple[str, str, str]]:
@@ -339,6 +340,29 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         if r.get("error"):
             raise EngineError(str(r["error"]))
         return [(str(v["name"]), str(v["type"]), str(v["value"])) for v in r.get("vars", [])]
+
+    async def python_torch_locals(self, frame: int = 0) -> list[tuple[str, str, str, bool]]:
+        """(name, type, value, expandable) of the locals of a Python frame of the agent stop that are torch
+        values (tensors, modules, optimizers, sizes, dtypes, devices), described from their metadata: no
+        user code runs, and the other locals are left out (the front end reads those from memory)."""
+        replies = await self._request_stopped([{"op": "locals", "frame": frame, "torch_only": True}])
+        r = _reply(replies, "locals")
+        if r.get("error"):
+            raise EngineError(str(r["error"]))
+        return [(str(v["name"]), str(v["type"]), str(v["value"]), bool(v.get("expandable"))) for v in r.get("vars", [])]
+
+    async def python_children(self, expression: str, path: Sequence[str] = (), frame: int = 0,
+                              device_data: bool = False) -> list[tuple[str, str, str, bool]]:
+        """(name, type, value, expandable) of the children of a Python value (a torch tensor, module or
+        optimizer) named by an expression in a frame of the agent stop and a path of child names.
+        device_data: a preview of a cuda tensor's values (synchronizes the device)."""
+        replies = await self._request_stopped([{"op": "children", "expr": expression, "path": list(path),
+                                                "frame": frame, "device_data": bool(device_data)}])
+        r = _reply(replies, "children")
+        if r.get("error"):
+            raise EngineError(str(r["error"]))
+        return [(str(c["name"]), str(c.get("type") or ""), str(c["value"]), bool(c.get("expandable")))
+                for c in r.get("children", [])]
 
     # -- public: misc ---------------------------------------------------------------------------
 

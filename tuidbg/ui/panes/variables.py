@@ -65,6 +65,15 @@ class VarNode:
     expandable: bool = True
 
 
+def python_extra(frame: int, expr: str, path: list[str]) -> dict[str, Any]:
+    """VarNode.extra of a Python value the agent expands (frame as the agent counts, expression, path)."""
+    return {"py": {"frame": frame, "expr": expr, "path": path}, "numchild": 1}
+
+
+# (expression, path of child names, agent frame, device_data) -> [(name, type, value, expandable)]
+PythonChildren = Callable[[str, list[str], int, bool], Awaitable[list[tuple[str, str, str, bool]]]]
+
+
 def looks_aggregate(type_: str | None, value: str | None) -> bool:
     if value is None:
         return True
@@ -104,6 +113,7 @@ class VariablesTree(Tree[VarNode]):
     BINDINGS = [
         Binding("v", "show_value", "Whole value", id="variables.show_value"),
         Binding("x", "show_memory", "Memory at", id="variables.memory"),
+        Binding("Y", "device_data", "Read device values", id="variables.device_data"),
     ]
 
     class ShowMemory(Message):
@@ -130,6 +140,7 @@ class VariablesTree(Tree[VarNode]):
         self.show_root = False
         self.guide_depth = 2
         self.source: VarSource | None = None  # set by the app (a SessionBridge)
+        self.python_children: PythonChildren | None = None  # set by the app: children from tuidbg's agent
         self.expanded_paths: set[str] = set()
         self.prev_values: dict[str, str] = {}
         self._epoch = 0  # bumps when the tree is rebuilt; stale loads are dropped
@@ -228,6 +239,9 @@ class VariablesTree(Tree[VarNode]):
     @work(group="variables", exit_on_error=False)
     async def _load_children(self, node: TreeNode[VarNode], epoch: int) -> None:
         v = node.data
+        if v is not None and "py" in v.extra:
+            await self._load_python_children(node, v, epoch)
+            return
         if v is None or self.source is None:
             return
         try:
@@ -259,6 +273,42 @@ class VariablesTree(Tree[VarNode]):
         if more:
             node.add(node_label(VarNode(path=v.path + ".more", name="", is_more_row=True)), data=VarNode(path=v.path + ".more", name="", is_more_row=True), allow_expand=False)
 
+    async def _load_python_children(self, node: TreeNode[VarNode], v: VarNode, epoch: int) -> None:
+        """Children of a Python value (a torch tensor, module, optimizer) from tuidbg's agent."""
+        py = v.extra["py"]
+        if self.python_children is None:
+            return
+        try:
+            kids = await self.python_children(py["expr"], list(py["path"]), py["frame"], bool(py.get("device_data")))
+        except EngineError as exc:
+            if epoch == self._epoch:
+                node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
+            return
+        if epoch != self._epoch:
+            return
+        for name, type_, value, expandable in kids:
+            child = VarNode(path=f"{v.path}.{name}", name=name, type=type_ or None, value=value, parent_path=v.path,
+                            expandable=expandable)
+            if expandable:
+                child.extra = python_extra(py["frame"], py["expr"], [*py["path"], name])
+            self.add_var(node, child)
+
+    def action_device_data(self) -> None:
+        """Expand the Python tensor under the cursor again with a preview of its values read from the
+        GPU (bounded, and it synchronizes the device); tensors are never read there otherwise."""
+        node = self.cursor_node
+        v = node.data if node is not None else None
+        if node is None or v is None or "py" not in v.extra:
+            self.notify("Y reads a Python tensor's values from its device: put the cursor on one", markup=False)
+            return
+        v.extra["py"] = {**v.extra["py"], "device_data": True}
+        node.remove_children()
+        self._epoch += 1
+        if node.is_expanded:
+            self._load_children(node, self._epoch)
+        else:
+            node.expand()
+
     def action_show_value(self) -> None:
         node = self.cursor_node
         if node is None or node.data is None or node.data.value is None:
@@ -286,7 +336,12 @@ class LocalsPane(VariablesTree):
         self.python_provider: Callable[[], list[VarNode] | None] | None = None
 
     def update_state(self, state, python_vars: list[VarNode] | None = None, python_key: Any = None) -> None:
-        key = (state.generation, state.locals_key, state.locals, python_key)
+        if python_vars is not None:
+            # A Python frame's locals, read once per stop and frame: an agent request (the children of
+            # an expanded tensor) makes new states of this stop, which must not rebuild the tree.
+            key: tuple = ("py", python_key, id(python_vars))
+        else:
+            key = (state.generation, state.locals_key, state.locals, python_key)
         if key == self._key:
             return
         self._key = key
@@ -348,7 +403,7 @@ class WatchPane(VariablesTree):
         self._last_state = None
         self._last_python: PythonFrameRef | None = None
         # set by the app: evaluates Python expressions in a frame of the agent's stop
-        self.python_eval: Callable[[list[str], int], Awaitable[list[tuple[str | None, str | None, str | None]]]] | None = None
+        self.python_eval: Callable[[list[str], int], Awaitable[list[tuple[str | None, str | None, str | None, bool]]]] | None = None
 
     def update_state(self, state, force: bool = False, python: "PythonFrameRef | None" = None) -> None:
         """``python``: the selected Python frame of an agent stop (the watches are Python there)."""
@@ -383,12 +438,14 @@ class WatchPane(VariablesTree):
         try:
             answers = await self.python_eval(exprs, frame)
         except EngineError as exc:
-            answers = [(None, None, str(exc))] * len(exprs)
+            answers = [(None, None, str(exc), False)] * len(exprs)
         if epoch != self._epoch:
             return
-        for i, (expr, (value, type_, error)) in enumerate(zip(exprs, answers)):
+        for i, (expr, (value, type_, error, expandable)) in enumerate(zip(exprs, answers)):
             v = VarNode(path=f"pywatch:{i}:{expr}", name=expr, type=type_, value=value, error=error,
-                        expression=expr, expandable=False)
+                        expression=expr, expandable=expandable)
+            if expandable:  # a torch value: the agent gives its children
+                v.extra = python_extra(frame, expr, [])
             self.add_var(self.root, v)
 
     @work(group="watch", exclusive=True, exit_on_error=False)
