@@ -16,8 +16,10 @@ keeps up to 5 dims inline (sizes, then strides at slot 5), more out of line;
 gcc leaves out the definition of a class with a vtable (TensorImpl) from a unit
 that does not emit its vtable, so an extension built with plain ``-g -O0`` sees
 TensorImpl as incomplete (``-femit-class-debug-always`` keeps it). Then the
-fields are read at the offsets of torch 2.x on x86_64 (``_RAW``), the ones the
-full debug info gives (tests/engine/test_torch_custom_op.py checks both agree).
+fields are read at the offsets of torch 2.13 on x86_64 (``_RAW``), taken from the
+full debug info of a ``-femit-class-debug-always`` build (both paths printed the
+same lines by hand; tests/engine/test_torch_custom_op.py's plain ``-g`` build runs
+this fallback). Another torch whose TensorImpl moved would read wrong here.
 """
 
 import re
@@ -31,7 +33,7 @@ _DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32", "fl
 _DEVICES = ["cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "fpga", "maia",
             "xla", "vulkan", "metal", "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu",
             "mtia", "privateuseone"]
-# TensorImpl offsets when its type is incomplete (torch 2.x, x86_64, 176-byte TensorImpl).
+# TensorImpl offsets when its type is incomplete (torch 2.13, x86_64, 176-byte TensorImpl).
 _RAW = {"sizes_and_strides_": 56, "storage_offset_": 144, "data_type_": 160, "device_opt_": 162}
 _TENSOR_RE = re.compile(r"^at::(Tensor|TensorBase)$")
 
