@@ -114,6 +114,12 @@ if [ $want_test = 1 ]; then
             say "torch==2.13.0 could not be installed: the PyTorch tests will say so"
         fi
     fi
+    # ninja builds the custom-operator test's C++ extension (torch.utils.cpp_extension.load_inline).
+    if [ -x .venv-torch/bin/python ] && ! .venv-torch/bin/python -c 'import ninja' 2>/dev/null; then
+        say "installing ninja into .venv-torch (C++ extension builds)"
+        .venv-torch/bin/python -m pip install -q --disable-pip-version-check ninja \
+            || say "ninja could not be installed: the custom-operator tests will say so"
+    fi
 fi
 [ $want_test = 1 ] && { bash scripts/build-cpython314.sh || say "CPython 3.14 could not be built: the 3.14 tests will say so"; }
 say "ready"

@@ -10,13 +10,15 @@ MI-memory backend for a gdb without Python).
 Layers, each importing only the ones below it: ``elfsyms``, ``cpython_layouts``,
 ``cpython_mem``, ``cpython_lines`` < ``cpython_interp`` < ``cpython_native``,
 ``cpython_values`` < ``cpython_walk`` < ``gdb_target`` < ``pystack_cmds``,
-``commands`` < this package's ``register``. Modules import their siblings by name
+``commands``, ``torch_printers`` (the at::Tensor pretty-printer) < this package's
+``register``. Modules import their siblings by name
 (``from .cpython_mem import ...``), never the package itself.
 """
 
 
 def register():
-    from . import commands, pystack_cmds
+    from . import commands, pystack_cmds, torch_printers
 
     commands.register()
     pystack_cmds.register()
+    torch_printers.register()

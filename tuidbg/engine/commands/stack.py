@@ -151,6 +151,11 @@ class StackCommands(CommandBase):
                 continue
             name = str(v.get("name", ""))
             value = v.get("value")
+            if value is None and _is_tensor_type(v.get("type")):
+                # --simple-values leaves structs out; a tensor reads as one line through
+                # tuidbg's pretty-printer (gdbext/torch_printers.py: memory reads only).
+                ev = await self.cmd(f"-data-evaluate-expression {self._thread_opt(tid, frame)}{mi.quote(name)}", check=False)
+                value = str(ev.get("value")) if ev.cls == "done" and ev.get("value") is not None else None
             key = (f"{tid}/{frame}", name)
             changed = value is not None and key in self._prev_values and self._prev_values[key] != value
             if value is not None:
@@ -187,3 +192,14 @@ class StackCommands(CommandBase):
         if tid:
             locs = await self.fetch_locals(tid, level)
             self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, level)))
+
+
+_TENSOR_TYPES = ("at::Tensor", "at::TensorBase", "torch::Tensor")
+
+
+def _is_tensor_type(type_) -> bool:
+    """Whether a local's type (as gdb names it) is an at::Tensor, by value or reference."""
+    if not isinstance(type_, str):
+        return False
+    t = type_.replace("const ", "").replace("&", "").strip()
+    return t in _TENSOR_TYPES

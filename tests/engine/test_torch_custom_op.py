@@ -1,0 +1,84 @@
+"""A custom C++ operator (a torch C++ extension built with -g -O0) debugged end to end on the
+stripped python3.11 with torch 2.13: a pending breakpoint on the op's C++ line, the at::Tensor
+locals shown by tuidbg's gdb pretty-printer (tuidbg/gdbext/torch_printers.py), and the step out
+back to the Python line that called the op. The extension is compiled once per source hash into
+~/.cache/tuidbg-tests (about 20 s the first time); later runs only load it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import requires_gdb
+from helpers import line_of, wait_stopped
+from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON
+
+from tuidbg.engine import pyagent
+from tuidbg.engine.state import ProcessState
+
+pytestmark = [
+    requires_gdb,
+    pytest.mark.slow,
+    pytest.mark.torch,
+    pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)"),
+]
+
+PROG = PY_PROGRAMS / "torch_custom_op.py"
+CPP = PY_PROGRAMS / "torch_custom_op.cpp"
+
+
+@pytest.fixture(scope="session")
+def op_build_dir() -> Path:
+    digest = hashlib.sha256(CPP.read_bytes() + PROG.read_bytes()).hexdigest()[:16]
+    build = Path(os.path.expanduser("~/.cache/tuidbg-tests")) / f"torch_custom_op-{digest}"
+    env = dict(os.environ, PATH=f"{TORCH_PYTHON.parent}:{os.environ.get('PATH', '')}")
+    res = subprocess.run([str(TORCH_PYTHON), str(PROG), str(build), "build-only"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    if res.returncode != 0 and "ninja" in res.stderr.lower() and "No module named" in res.stderr:
+        pytest.skip("ninja is not in .venv-torch (scripts/setup.sh installs it)")
+    assert res.returncode == 0, res.stderr[-3000:]
+    return build
+
+
+async def test_custom_op_breakpoint_tensor_locals_and_back(make_session, op_build_dir):
+    out = bytearray()
+    os.environ["PATH"] = f"{TORCH_PYTHON.parent}:{os.environ.get('PATH', '')}"
+    s = await make_session(mode="run", program=str(TORCH_PYTHON), args=[str(PROG), str(op_build_dir)],
+                           agent=True, python_target=True)
+    s.on_program_output(out.extend)
+    ctl = pyagent.controller(s)
+    op_line = line_of(CPP, "op_line")
+    bp = await s.break_insert(file=str(CPP), line=op_line)  # pending: the extension is not loaded yet
+    assert bp.pending or not bp.locations, bp
+    await s.launch()
+    st = await wait_stopped(s, 280)
+    assert st.stop.reason == "breakpoint-hit", (st.stop, bytes(out)[-2000:])
+    assert st.frames[0].func.startswith("scale_add") and st.frames[0].line == op_line, st.frames[:2]
+    locs = {v.name: v.value for v in await s.fetch_locals(st.stop.thread_id, 0)}
+    assert locs["x"] == "Tensor float32 [4, 8] cpu", locs
+    assert locs["y"] == "Tensor float32 [4, 8] cpu", locs
+    assert locs["t"] == "Tensor float32 [8, 4] cpu strides=[1, 8]", locs
+    assert locs["part"] == "Tensor float32 [2, 8] cpu offset=8", locs
+    # the C++ frame is tied to the Python line that called the op
+    ps = st.python.stack
+    assert ps is not None and ps.ok, ps
+    py = ps.thread(st.stop.thread_id)
+    assert (py.frames[0].function, py.frames[0].line) == ("main", line_of(PROG, "op_call"))
+    # step out: gdb finishes the native frames up to the interpreter's; the Python frame on top of
+    # the merged stack is the line that called the op (no Python step was going on, so no agent stop)
+    await ctl.step_out_to_python()
+    st = await wait_stopped(s, 280)
+    assert st.stop.reason == "function-finished" and st.python.stop is None, st.stop
+    assert not any(f.func.startswith("scale_add") for f in st.frames), [f.func for f in st.frames[:6]]
+    ps = st.python.stack
+    assert ps is not None and ps.ok, ps
+    py = ps.thread(st.stop.thread_id)
+    assert (py.frames[0].function, py.frames[0].line) == ("main", line_of(PROG, "op_call"))
+    await s.break_delete(bp.number)
+    await ctl.resume()
+    st = await wait_stopped(s, 280)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0, st
+    assert b"sum 96.0" in out
