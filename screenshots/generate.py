@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,17 @@ def build() -> dict[str, Path]:
     shutil.copy(REPO / "demo" / "vecmath.c", WORK / "vecmath.c")
     (WORK / "_build").mkdir(exist_ok=True)
     subprocess.run(["gcc", "-g", "-O0", "-shared", "-fPIC", "vecmath.c", "-o", "_build/libvecmath.so", "-lm"], cwd=WORK, check=True)
-    return {"snap": WORK / "snap", "demo": WORK / "demo.py"}
+    progs = {"snap": WORK / "snap", "demo": WORK / "demo.py"}
+    torch_python = REPO / ".venv-torch" / "bin" / "python"
+    if torch_python.exists():
+        for f in ("torch_custom_op.cpp", "torch_custom_op.py"):
+            shutil.copy(REPO / "tests" / "programs" / "py" / f, WORK / f)
+        env = dict(os.environ, PATH=f"{torch_python.parent}:{os.environ.get('PATH', '')}")  # (ninja)
+        subprocess.run([str(torch_python), "torch_custom_op.py", "_torch_build", "build-only"], cwd=WORK, env=env,
+                       check=True, capture_output=True)
+        os.environ["PATH"] = env["PATH"]
+        progs.update(torch=WORK / "torch_custom_op.py", torch_python=torch_python)
+    return progs
 
 
 def python3() -> str:
@@ -77,10 +88,40 @@ async def scene_python(theme: str, size: tuple[int, int], name: str, progs: dict
         await app.session.close()
 
 
+async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
+    """Stopped inside a custom C++ operator called from Python: at::Tensor locals read as tensors."""
+    from ui_helpers import make_app, until, until_stopped
+
+    from helpers import line_of
+    from tuidbg.ui.panes.variables import LocalsPane
+
+    if "torch" not in progs:
+        print("no .venv-torch (scripts/setup.sh builds it): the torch scene is skipped", file=sys.stderr)
+        return
+    cpp = WORK / "torch_custom_op.cpp"
+    app = make_app(theme=theme, program=str(progs["torch_python"]),
+                   args=[str(progs["torch"]), str(WORK / "_torch_build")], cwd=str(WORK),
+                   agent=True, python_target=True, ex=[f"break {cpp}:{line_of(cpp, 'op_line')}"])
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames
+                    and app.state.frames[0].func.startswith("scale_add"), 300, "the op's breakpoint")
+        await until_stopped(pilot)
+        tree = app.query_one(LocalsPane)
+        await until(pilot, lambda: any(n.data is not None and n.data.name == "part" for n in tree.root.children),
+                    30, "the op's locals")
+        await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
+        await pilot.pause(1.0)
+        app._flush_buffers()
+        await pilot.pause(0.2)
+        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
+        await app.session.close()
+
+
 SCENES = {
     "main": (scene_c, (140, 40)),
     "small": (scene_c, (80, 24)),
     "python": (scene_python, (140, 40)),
+    "torch": (scene_torch, (140, 40)),
 }
 
 
