@@ -229,8 +229,11 @@ class StacksPart:
 
     async def _torch_values(self, ag, frame: int, nodes: list[VarNode]) -> None:
         """Torch values (tensors, modules, optimizers) among the Python locals: their lines come from
-        the agent (metadata only, no user code runs) and they expand through it. Frames whose locals
-        are all of builtin types hold none: the agent is not asked."""
+        the agent (metadata only, no user code runs) and they expand through it. A program that has not
+        loaded libtorch, or a frame whose locals are all of builtin types, holds none: the agent is not
+        asked (a request is a short run of the program, at every stop)."""
+        if not any(lib.basename.startswith("libtorch") for lib in self.state.libraries):
+            return
         if all((n.type or "") in _BUILTIN_TYPES for n in nodes):
             return
         try:
