@@ -52,6 +52,15 @@ def python3() -> str:
     return resolve_python(None)
 
 
+async def _save(app, pilot, filename: str, settle: float) -> None:
+    """The screen once it has settled (highlighting, the output batch painted), then the session closed."""
+    await pilot.pause(settle)
+    app._flush_buffers()
+    await pilot.pause(0.2)
+    app.save_screenshot(filename=filename, path=str(OUT))
+    await app.session.close()
+
+
 async def scene_c(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
     from ui_helpers import make_app, until, until_stopped
 
@@ -63,11 +72,7 @@ async def scene_c(theme: str, size: tuple[int, int], name: str, progs: dict[str,
     async with app.run_test(size=size) as pilot:
         await until_stopped(pilot)
         await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
-        await pilot.pause(0.5)
-        app._flush_buffers()
-        await pilot.pause(0.2)
-        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
-        await app.session.close()
+        await _save(app, pilot, f"{name}-{theme}.svg", settle=0.5)
 
 
 async def scene_python(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
@@ -81,11 +86,7 @@ async def scene_python(theme: str, size: tuple[int, int], name: str, progs: dict
         await until(pilot, lambda: app.state.is_stopped and app.state.frames and app.state.frames[0].func == "accumulate", 30, "accumulate")
         await until_stopped(pilot)
         await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
-        await pilot.pause(1.0)
-        app._flush_buffers()
-        await pilot.pause(0.2)
-        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
-        await app.session.close()
+        await _save(app, pilot, f"{name}-{theme}.svg", settle=1.0)
 
 
 async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
@@ -110,11 +111,7 @@ async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[
         await until(pilot, lambda: any(n.data is not None and n.data.name == "part" for n in tree.root.children),
                     30, "the op's locals")
         await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
-        await pilot.pause(1.0)
-        app._flush_buffers()
-        await pilot.pause(0.2)
-        app.save_screenshot(filename=f"{name}-{theme}.svg", path=str(OUT))
-        await app.session.close()
+        await _save(app, pilot, f"{name}-{theme}.svg", settle=1.0)
 
 
 SCENES = {

@@ -252,8 +252,7 @@ class VariablesTree(Tree[VarNode]):
                 v.varobj = obj.name
             kids, more = await self.source.var_children(v.varobj, v.loaded, CHILDREN_PAGE)
         except EngineError as exc:
-            if epoch == self._epoch:
-                node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
+            self._cannot_expand(node, epoch, exc)
             return
         if epoch != self._epoch:
             return
@@ -273,6 +272,10 @@ class VariablesTree(Tree[VarNode]):
         if more:
             node.add(node_label(VarNode(path=v.path + ".more", name="", is_more_row=True)), data=VarNode(path=v.path + ".more", name="", is_more_row=True), allow_expand=False)
 
+    def _cannot_expand(self, node: TreeNode[VarNode], epoch: int, exc: EngineError) -> None:
+        if epoch == self._epoch:  # (not for a node of an earlier stop)
+            node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
+
     async def _load_python_children(self, node: TreeNode[VarNode], v: VarNode, epoch: int) -> None:
         """Children of a Python value (a torch tensor, module, optimizer) from tuidbg's agent."""
         py = v.extra["py"]
@@ -281,8 +284,7 @@ class VariablesTree(Tree[VarNode]):
         try:
             kids = await self.python_children(py["expr"], list(py["path"]), py["frame"], bool(py.get("device_data")))
         except EngineError as exc:
-            if epoch == self._epoch:
-                node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
+            self._cannot_expand(node, epoch, exc)
             return
         if epoch != self._epoch:
             return
