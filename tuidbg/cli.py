@@ -27,7 +27,7 @@ FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
-_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile"}
+_VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile", "--children"}
 _FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
 
 
@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop on uncaught Python exceptions")
     run.add_argument("--break-on-failure", action="store_true",
                      help="under pytest: stop at a failing test with its frames")
+    run.add_argument("--children", choices=("python", "all", "none"), default="python",
+                     help="which child processes stay under the debugger: python (default: children that run "
+                     "Python, such as multiprocessing and DataLoader workers, and forks of the program), all, or none")
     run.set_defaults(func=cmd_run)
 
     attach = sub.add_parser(
@@ -356,6 +359,7 @@ def run_config(args):
     cfg.agent = target.python and not args.no_agent
     cfg.break_on_exception = bool(args.break_on_exception)
     cfg.break_on_failure = bool(args.break_on_failure)
+    cfg.children = getattr(args, "children", None) or "python"
     if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
         raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
     _remember(cfg, args)

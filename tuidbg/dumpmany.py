@@ -28,25 +28,15 @@ from __future__ import annotations
 
 import os
 
-from tuidbg.dumpreport import ROLE_VARS
 from tuidbg.launch import UsageError, check_pid
+from tuidbg.procread.proc import ROLE_VARS, parent_of, role_env
 
 HOST = os.uname().nodename
 
 
 def facts(pid: int) -> dict:
     """{"ppid", "host", "env"} of a process (ppid None and env {} when /proc does not say)."""
-    ppid = _ppid(pid)
-    env = {}
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            for item in f.read().split(b"\0"):
-                k, eq, v = item.partition(b"=")
-                if eq and k.decode("ascii", "replace") in ROLE_VARS:
-                    env[k.decode()] = v.decode("utf-8", "replace")
-    except OSError:
-        pass
-    return {"ppid": ppid, "host": HOST, "env": {k: env[k] for k in ROLE_VARS if k in env}}
+    return {"ppid": parent_of(pid), "host": HOST, "env": role_env(pid, ROLE_VARS)}
 
 
 def error_entry(pid, message: str) -> dict:
@@ -100,7 +90,7 @@ def descendants(pid: int) -> list[int]:
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        ppid = _ppid(int(name))
+        ppid = parent_of(int(name))
         if ppid is not None:
             kids.setdefault(ppid, []).append(int(name))
     out: list[int] = []
@@ -113,15 +103,6 @@ def descendants(pid: int) -> list[int]:
             out.append(parent)
         todo.extend(reversed(below))
     return out
-
-
-def _ppid(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 FORMAT = "tuidbg-dump"
 VERSION = 1
-ROLE_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 
 
 class BadReport(Exception):

@@ -58,9 +58,21 @@ def map_code(code):
     return addr
 
 
-def make_stub():
-    """Return (address, callable(reason, mailbox_address)). Raises StubError."""
-    code = _CODE.get(machine())
+# ``int3; ret``: the stop function that traps by itself, for a process among several (``tuidbg run
+# --children``). gdb makes an address breakpoint in every process it debugs, and refuses to resume one
+# where the address is not mapped (a child that exec'd); this one needs no breakpoint. The agent calls
+# it only while a debugger traces the process (a SIGTRAP would end it otherwise).
+_TRAP_CODE = {"x86_64": b"\xcc\xc3", "amd64": b"\xcc\xc3"}
+
+
+def traps_available():
+    return machine() in _TRAP_CODE
+
+
+def make_stub(trap=False):
+    """Return (address, callable(reason, mailbox_address)); ``trap``: the one that traps by itself
+    (``traps_available()``). Raises StubError."""
+    code = (_TRAP_CODE if trap else _CODE).get(machine())
     if code is None:
         raise StubError("unsupported architecture %r (tuidbg's agent knows x86-64 and aarch64)" % machine())
     addr = map_code(code)

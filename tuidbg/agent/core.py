@@ -49,7 +49,7 @@ from ._native import (
     traced,
 )
 from ._registry import AGENT_DIR, is_agent_code
-from ._stub import StubError, make_stub
+from ._stub import StubError, make_stub, traps_available
 
 _HELLO_TIMEOUT = 120.0
 # A free-threaded build (3.13t/3.14t) running without the GIL: Python threads really run together.
@@ -91,12 +91,14 @@ class Step(object):
 class Agent(object):
     def __init__(self, sock, how):
         self.sock = sock
-        self.how = how  # "run" or "attach"
+        self.how = how  # "run", "attach" or "fork" (a child gdb kept)
         self.enabled = True
         self.error = None
         self.mb = Mailbox()
+        self.stub_traps = False
         try:
-            self.stub_addr, self._stub = make_stub()
+            self.stub_traps = bool(_children) and traps_available()
+            self.stub_addr, self._stub = make_stub(self.stub_traps)
         except StubError as exc:
             self.stub_addr, self._stub = 0, None
             self.error = str(exc)
@@ -140,6 +142,7 @@ class Agent(object):
             "executable": sys.executable,
             "backend": self.backend.name,
             "stub": self.stub_addr,
+            "stub_traps": self.stub_traps,
             "arm": self.arm_addr,
             "mailbox": self.mb.addr,
             "mailbox_size": P.MAILBOX_SIZE,
@@ -216,8 +219,11 @@ class Agent(object):
                 pass
 
     def _after_fork_child(self):
-        # The child is not debugged (gdb follows the parent): forget everything quietly.
+        # The parent's connection is the parent's: forget it quietly. A child that gdb keeps (tuidbg
+        # --children) gets an agent of its own, connected before the child's code runs.
         self._release()
+        if _children and traced():
+            start(_children[0], _children[1], "fork")
 
     def disable(self, why=""):
         """Stop doing anything: no events, no hooks, no connection."""
@@ -498,6 +504,9 @@ class Agent(object):
             # GIL, and detaching here could park this thread behind another one's stop-the-world.
             if not FREE_THREADED:
                 time.sleep(0)
+            if self.stub_traps and not traced():  # (a stop function that traps would end an untraced process)
+                self.disable("the debugger is gone")
+                return None
             self._stub(kind, self.mb.addr)
             if self.mb.ack_seq.value != seq:
                 _debug("stop %d (%s) not answered" % (seq, reason))
@@ -706,10 +715,17 @@ def _forget_in_child():
         a._after_fork_child()
 
 
-def start_run(sock_path, token):
-    """``tuidbg run``: start the agent if this process is the one gdb debugs (not a child that inherited it)."""
+_children = []  # (socket, token) when tuidbg keeps the program's children: forked ones connect too
+
+
+
+def start_run(sock_path, token, children=False):
+    """``tuidbg run``: start the agent if this process is one gdb debugs (not a child that inherited the
+    variables but was let go)."""
     if not traced():
         return None
+    if children:
+        _children[:] = [sock_path, token]
     argv = _cmdline()
     try:
         from .pytest_plugin import register_if_pytest

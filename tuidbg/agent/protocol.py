@@ -87,6 +87,7 @@ ARM_MODES = (M_OVER, M_INTO, M_OUT)
 ENV_SOCKET = "TUIDBG_AGENT_SOCKET"
 ENV_TOKEN = "TUIDBG_AGENT_TOKEN"
 ENV_ORIG_PYTHONPATH = "TUIDBG_AGENT_ORIG_PYTHONPATH"  # absent: PYTHONPATH was not set
+ENV_CHILDREN = "TUIDBG_AGENT_CHILDREN"  # "1": children keep the variables above and load the agent too
 
 # What ``tuidbg.breakpoint()`` does without a debugger.
 ENV_ON_BREAK = "TUIDBG_ON_BREAK"

@@ -7,6 +7,7 @@ session to the parts that plug into it.
 
 from __future__ import annotations
 
+from tuidbg.engine.children import ChildProcesses
 from tuidbg.engine.cuda import CudaExtension
 from tuidbg.engine.cxxthrow import CxxThrows
 from tuidbg.engine.extensions import Extension
@@ -21,8 +22,10 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
     tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, with the stops at
     PyTorch's C++ throws that go with its exception stops, and the
-    remembered breakpoints when there is a file for them."""
+    remembered breakpoints when there is a file for them; the program's children when it keeps them."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
+    if config.mode == "run" and config.children != "none":
+        exts.insert(0, ChildProcesses(config))  # (first: its stage lets a child's exec or exit go on)
     if config.agent:
         agent = PyAgent(config)
         throws = CxxThrows(config)

@@ -33,6 +33,7 @@ class SessionConfig:
     break_on_failure: bool = False  # the agent stops at a failing pytest test
     remember: str | None = None  # the file of remembered breakpoints (engine.remember); None: none
     fresh_state: bool = False  # --fresh: do not put the remembered ones back
+    children: str = "none"  # which of the program's children stay under gdb: "python", "all" or "none"
 
     def describe(self) -> str:
         if self.mode == "attach":

@@ -10,7 +10,10 @@ The state is typed throughout: each process under the debugger is an
 ``CudaView``), and ``DebuggerState`` holds them with what belongs to the session
 (gdb's breakpoints, the Python breakpoint table, gdb's activity). Records go to
 the process they name (thread group, or the process that has the thread); a stop
-selects its process. One process today; the shape is ready for several.
+selects its process (a child's exit does not: ``tuidbg.engine.children`` lets the others go
+on unseen). gdb runs in all-stop mode: a stop of one
+process stops every other (``stopped-threads="all"``); those are STOPPED with no stop
+of their own (``stop`` None) and a new generation, so that selecting one refreshes it.
 
 Each ``*stopped`` bumps its process's ``generation``. The session's refresh after
 a stop (threads, frames, locals) is stamped with the generation it started
@@ -102,6 +105,12 @@ class Inferior:
     cuda: CudaView = CudaView()
     cxx_throw: CxxThrow | None = None  # the C++ exception this stop is the throw of (tuidbg.engine.cxxthrow)
     cxx_last_throw: CxxThrow | None = None  # the last one caught, kept for the stops that follow
+    # What the Processes pane says of it (tuidbg.engine.children fills them in as processes appear):
+    ppid: int | None = None
+    executable: str | None = None  # the program it runs (gdb's new-exec after an exec)
+    cmdline: tuple[str, ...] = ()
+    role_env: tuple[tuple[str, str], ...] = ()  # RANK, LOCAL_RANK, WORLD_SIZE... as it was started with
+    left: str | None = None  # why tuidbg let it go (detached untouched): "not a Python program"
 
 
 _INFERIOR_FIELDS = frozenset(f.name for f in fields(Inferior))
@@ -121,6 +130,8 @@ class DebuggerState:
     python_breakpoints: tuple[PyBreakpoint, ...] = ()  # the agent's table, pushed to every process
     activity: str = ""  # what gdb is busy with ("reading symbols of …")
     gdb_exit: str | None = None
+    stopped_inferior: str = "i1"  # the process the last *stopped record was about
+    exited_last: str | None = None  # the process of the last =thread-group-exited
 
     @property
     def inferior(self) -> Inferior:
@@ -139,6 +150,32 @@ class DebuggerState:
             new = replace(cur, **mine)
             own["inferiors"] = tuple(new if inf is cur else inf for inf in self.inferiors)
         return replace(self, **own) if own else self
+
+    def find(self, iid: str) -> Inferior | None:
+        for inf in self.inferiors:
+            if inf.id == iid:
+                return inf
+        return None
+
+    def with_inferior(self, iid: str, **changes: Any) -> DebuggerState:
+        """A copy with fields of process ``iid`` changed (unchanged if there is none)."""
+        infs = tuple(replace(inf, **changes) if inf.id == iid else inf for inf in self.inferiors)
+        return replace(self, inferiors=infs)
+
+    def live_thread(self) -> str | None:
+        """A thread gdb can continue from: the selected one if it is still there, else another of the
+        selected process, else one of any process that lives (the others may be exiting meanwhile)."""
+        inf = self.inferior
+        for t in inf.threads:
+            if t.id == inf.selected_thread:
+                return t.id
+        for cand in (inf, *self.live_inferiors()):
+            if cand.threads and cand.process in (ProcessState.RUNNING, ProcessState.STOPPED):
+                return cand.threads[0].id
+        return None
+
+    def live_inferiors(self) -> tuple[Inferior, ...]:
+        return tuple(inf for inf in self.inferiors if inf.process in (ProcessState.RUNNING, ProcessState.STOPPED))
 
     def with_python(self, **changes: Any) -> DebuggerState:
         """A copy with fields of the selected process's ``PythonView`` changed."""
@@ -288,6 +325,21 @@ def _on(state: DebuggerState, iid: str, select: bool = False, **changes: Any) ->
     return replace(state, inferiors=infs, selected_inferior=iid if select else state.selected_inferior)
 
 
+def _others_stopped(state: DebuggerState, iid: str) -> DebuggerState:
+    """All-stop: the processes that were running besides ``iid`` are stopped too, with no stop of their
+    own and a new generation (their refresh comes when one is selected)."""
+    infs = []
+    for inf in state.inferiors:
+        if inf.id != iid and inf.process is ProcessState.RUNNING:
+            inf = replace(
+                inf, generation=inf.generation + 1, process=ProcessState.STOPPED, stop=None,
+                threads=_set_thread_states(inf.threads, "all", "stopped"), frames=(), locals=(), locals_key=None,
+                more_frames=False, refreshed=False, python=PythonView(agent=inf.python.agent), cuda=CudaView(),
+            )
+        infs.append(inf)
+    return replace(state, inferiors=tuple(infs))
+
+
 def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
     """Apply one exec/notify record. Records of other kinds leave the state unchanged."""
     p = rec.results
@@ -309,9 +361,19 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
             return state
         if rec.cls == "stopped":
             info = _stop_info(p)
+            exiting = info.reason in ("exited-normally", "exited", "exited-signalled")
+            if exiting and not p.get("thread-id") and state.exited_last and state.find(state.exited_last):
+                iid = state.exited_last  # (gdb names no process in an exit's *stopped)
+                inf = state.find(iid) or inf
+            state = replace(state, stopped_inferior=iid)
+            if exiting or p.get("stopped-threads") == "all":
+                state = _others_stopped(state, iid)
             gen = inf.generation + 1
-            if info.reason in ("exited-normally", "exited", "exited-signalled"):
+            if exiting:
                 code = 0 if info.reason == "exited-normally" else info.exit_code
+                others = [x.id for x in state.live_inferiors() if x.id != iid]
+                if iid == state.selected_inferior and others:
+                    state = replace(state, selected_inferior=others[0])  # the user goes on with a live one
                 return _on(
                     replace(state, activity=""), iid,
                     generation=gen,
@@ -356,6 +418,7 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
     if c == "thread-group-started":
         return _on(state, iid, pid=to_int(p.get("pid")), exit_code=None, exit_description=None)
     if c == "thread-group-exited":
+        state = replace(state, exited_last=iid)
         if inf.process in (ProcessState.RUNNING, ProcessState.STOPPED):
             code = exit_code(p.get("exit-code"))
             if inf.exit_description:

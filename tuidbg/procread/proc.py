@@ -74,3 +74,41 @@ def ptrace_scope():
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
+
+
+ROLE_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")  # how distributed launchers name a process's role
+
+
+def parent_of(pid):
+    """The PID of the process's parent, or None."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def role_env(pid, names=ROLE_VARS):
+    """{name: value} of ``names`` in the environment the process was started with (where torchrun,
+    srun and mpirun put RANK, LOCAL_RANK, WORLD_SIZE), in ``names``'s order; {} when /proc does not say."""
+    found = {}
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for item in f.read().split(b"\0"):
+                k, eq, v = item.partition(b"=")
+                key = k.decode("ascii", "replace")
+                if eq and key in names:
+                    found[key] = v.decode("utf-8", "replace")
+    except OSError:
+        pass
+    return {k: found[k] for k in names if k in found}
+
+
+def cmdline_of(pid):
+    """The process's arguments, [] when /proc does not say (a zombie, another user's process)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []

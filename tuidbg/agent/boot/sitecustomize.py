@@ -3,7 +3,8 @@
 tuidbg puts this directory first on the program's PYTHONPATH. This module:
 
 1. takes tuidbg's variables out of the environment and puts PYTHONPATH back as
-   the user had it, so child processes do not load the agent;
+   the user had it, so child processes do not load the agent (unless tuidbg keeps the
+   program's children, ``--children``: then they stay, and a Python child loads it too);
 2. removes this directory from ``sys.path``;
 3. makes ``import tuidbg`` find tuidbg's package (a finder for that one name,
    so nothing else next to it becomes importable), and starts the agent, which
@@ -18,10 +19,12 @@ def _tuidbg_bootstrap():
 
     env = os.environ
     here = os.path.dirname(os.path.abspath(__file__))
-    sock = env.pop("TUIDBG_AGENT_SOCKET", None)
-    token = env.pop("TUIDBG_AGENT_TOKEN", "")
-    orig = env.pop("TUIDBG_AGENT_ORIG_PYTHONPATH", None)
-    if sock is not None:  # tuidbg set PYTHONPATH: put back the user's
+    children = env.get("TUIDBG_AGENT_CHILDREN") == "1"
+    take = env.get if children else env.pop
+    sock = take("TUIDBG_AGENT_SOCKET", None)
+    token = take("TUIDBG_AGENT_TOKEN", "")
+    orig = take("TUIDBG_AGENT_ORIG_PYTHONPATH", None)
+    if sock is not None and not children:  # tuidbg set PYTHONPATH: put back the user's
         if orig is None:
             env.pop("PYTHONPATH", None)
         else:
@@ -45,7 +48,7 @@ def _tuidbg_bootstrap():
             ns["install"](parent)
             from tuidbg.agent import core
 
-            core.start_run(sock, token)
+            core.start_run(sock, token, children)
         except Exception as exc:  # the program must run even if the agent cannot
             sys.stderr.write("tuidbg agent: not loaded: %s: %s\n" % (type(exc).__name__, exc))
 

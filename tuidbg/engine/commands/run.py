@@ -30,7 +30,23 @@ class RunControl(CommandBase):
 
     async def cont(self) -> None:
         self._require_stopped("continue")
-        await self.cmd("-exec-continue")
+        await self._select_live_thread()
+        try:
+            await self.cmd("-exec-continue")
+        except MIError as exc:
+            if len(self._state.inferiors) < 2 or "No such process" not in exc.message:
+                raise
+            # (several processes: one was exiting as gdb resumed it) once more, from a thread that lives
+            await self._select_live_thread()
+            await self.cmd("-exec-continue")
+
+    async def _select_live_thread(self) -> None:
+        """Several processes: gdb's own selection goes back to the one the user sees (gdb selects the process
+        a stop was about, and one that exited cannot be continued)."""
+        st = self._state
+        tid = st.live_thread() if len(st.inferiors) > 1 else None
+        if tid:
+            await self.cmd(f"-thread-select {tid}", check=False)
 
     async def next(self) -> None:
         self._require_stopped("step over")

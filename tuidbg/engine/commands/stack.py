@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from tuidbg.engine import mi
 from tuidbg.engine.commands.base import CommandBase
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
-from tuidbg.engine.state import DebuggerState, Frame, Thread, Variable, apply_refresh
+from tuidbg.engine.state import DebuggerState, Frame, ProcessState, Thread, Variable, apply_refresh
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -53,6 +54,9 @@ class StackCommands(CommandBase):
         try:
             st = self._state
             tid = st.selected_thread
+            if tid and len(st.inferiors) > 1:
+                # gdb's own selection may be in another process (one that exited: then even -thread-info fails)
+                await self.cmd(f"-thread-select {st.live_thread() or tid}", check=False)
             # The three queries go out together (gdb answers them in order) and the
             # state changes once, so the UI repaints once per stop, not three times.
             if tid and not self.native_locals_on_stop:
@@ -76,6 +80,15 @@ class StackCommands(CommandBase):
             else:
                 threads = await self.fetch_threads()
                 self.set_state(apply_refresh(self._state, generation, threads=threads, done=True))
+        except asyncio.CancelledError:
+            return
+        except GdbExited:
+            return
+        except (MIError, Timeout) as exc:
+            log.info("refresh failed: %s", exc)
+            self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
+            # (the extensions' stages still run: the agent's stop is read from its mailbox, not the threads)
+        try:
             for stage in list(self.refresh_stages):
                 if self._state.generation != generation:
                     return
@@ -83,13 +96,8 @@ class StackCommands(CommandBase):
                     await stage(self, generation)
                 except (MIError, Timeout) as exc:
                     log.info("refresh stage failed: %s", exc)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, GdbExited):
             pass
-        except GdbExited:
-            pass
-        except (MIError, Timeout) as exc:
-            log.info("refresh failed: %s", exc)
-            self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
 
     async def load_locals(self) -> None:
         """The selected frame's native locals, when the refresh left them out (once per stop and frame)."""
@@ -106,7 +114,10 @@ class StackCommands(CommandBase):
         self.set_state(apply_refresh(self._state, st.generation, locals_=locs, locals_key=key))
 
     async def fetch_threads(self) -> tuple[Thread, ...]:
-        res = await self.cmd("-thread-info")
+        st = self._state
+        # Several processes: only the selected one's (-thread-info reads every process's, and fails on
+        # one that is exiting).
+        res = await self.cmd(f"-list-thread-groups {st.selected_inferior}" if len(st.inferiors) > 1 else "-thread-info")
         threads = tuple(Thread.from_mi(t) for t in mi.as_list(res.get("threads")) if isinstance(t, dict))
         return threads
 
@@ -180,6 +191,26 @@ class StackCommands(CommandBase):
             self.set_state(apply_refresh(self._state, gen, locals_=locs, locals_key=(tid, 0)))
         for stage in self.select_stages:
             await stage(self, gen)
+
+    async def select_process(self, iid: str) -> None:
+        """Show another process under the debugger (gdb's inferior ``iid``): its threads, frames and
+        locals, read now if it stopped only because another process did (all-stop)."""
+        st = self._state
+        inf = st.find(iid)
+        if inf is None:
+            raise EngineError(f"no process {iid}")
+        if iid == st.selected_inferior:
+            return
+        tid = inf.selected_thread or inf.current_thread or (inf.threads[0].id if inf.threads else None)
+        st = replace(st, selected_inferior=iid)
+        if tid and inf.process is ProcessState.STOPPED:
+            st = st.evolve(selected_thread=tid, current_thread=inf.current_thread or tid)
+        self.set_state(st)
+        if inf.process is not ProcessState.STOPPED or not tid:
+            return
+        await self.cmd(f"-thread-select {tid}", check=False)
+        if not inf.refreshed:
+            self._start_refresh(inf.generation)
 
     async def select_frame(self, level: int) -> None:
         st = self._state

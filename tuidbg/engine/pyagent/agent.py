@@ -15,7 +15,7 @@ from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState
-from tuidbg.engine.pyagent.base import AgentBase, TABLE_TIMEOUT, _reply, _wait
+from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait
 from tuidbg.engine.pyagent.console import ConsoleCommands
 from tuidbg.engine.pyagent.inject import Injection
 from tuidbg.engine.pyagent.link import AgentLink
@@ -40,6 +40,8 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
 
     def __init__(self, config) -> None:
         self.config = config
+        self._links: dict[int, ProcLink] = {}
+        self._link = ProcLink(AgentInfo(status="waiting", how="attach" if config.mode == "attach" else "run"))
         self.session = None
         # Told when stopping on uncaught exceptions is switched (pycatch): the C++ throw stops follow it.
         self.on_uncaught_changed: Callable[[bool], Awaitable[None]] | None = None
@@ -372,7 +374,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
     def is_agent_frame(self, frame: Frame) -> bool:
         """A native frame of the agent's stop function (hide it; the user's Python frame is below)."""
         stub = self.info.stub_addr
-        return bool(stub) and mi.to_int(frame.addr) == stub
+        return bool(stub) and mi.to_int(frame.addr) in (stub, stub + 1)
 
     async def wait_connected(self, timeout: float = 30.0) -> bool:
         try:
@@ -418,6 +420,12 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
                 else:
                     await self._send({"ops": [{"op": "detach"}]})
                 await self._delete_stub_bp()
+            for link in list(self._links.values()):  # the program's children (--children)
+                if link is not self._link and link.info.connected:
+                    await self._send({"ops": [{"op": "detach"}]}, link)
+                    if link.stub_bp is not None and s is not None and s.state.has_process:
+                        number, link.stub_bp = link.stub_bp, None
+                        await self._delete_bp(number)
         except (EngineError, MIError, Timeout, GdbExited, OSError) as exc:
             log.info("agent shutdown: %s", exc)
         await self._close_server()

@@ -26,6 +26,35 @@ FIRST_TRY = 1.0  # answering with only the agent's thread running; then with eve
 FIRST_READ = 4096 - 64  # the header and a typical stop in one read; larger ones take a second
 
 
+class ProcLink:
+    """The agent in one process: its connection, its stop function's breakpoint, its stop and step.
+    ``PyAgent`` has one per process that said hello (``tuidbg run --children``: the program's
+    children too); the one of the selected process is current, and the attributes named in
+    ``_PER_PROCESS`` read and write it."""
+
+    def __init__(self, info: AgentInfo, pid: int | None = None) -> None:
+        self.pid = pid
+        self.conn = 0  # which hello made it (PyAgent._conn then)
+        self.info = info
+        self.writer: asyncio.StreamWriter | None = None
+        self.connected = asyncio.Event()
+        self.hello: dict[str, Any] | None = None
+        self.stub_bp: str | None = None
+        self.stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
+        self.last_stop: AgentStop | None = None
+        self.last_stop_gen = 0  # the state generation that last_stop arrived with
+        self.pending_table: asyncio.Future | None = None  # a breakpoint table sent at a native stop
+        self.step_token = 0  # the Python step in progress (0: none)
+        self.step_native_id: int | None = None  # the thread it is on
+        self.interrupted_token = 0  # a step a native stop interrupted (for step_out_to_python)
+        self.native_step = False  # "step into native" in progress
+        self.native_tbreak: str | None = None
+
+
+def _per_process(name: str) -> property:
+    return property(lambda self: getattr(self._link, name), lambda self, v: setattr(self._link, name, v))
+
+
 class AgentBase(Extension):
     """The agent controller's shared attributes and helpers."""
 
@@ -34,31 +63,34 @@ class AgentBase(Extension):
     _bps: dict[int, PyBreakpoint]
     _next_bp: int
     _opts: dict[str, Any]
-    info: AgentInfo
+    _link: ProcLink  # the selected process's
+    _links: dict[int, ProcLink]  # by pid, every process whose agent said hello
+    info = _per_process("info")
+    _writer = _per_process("writer")
+    _connected = _per_process("connected")
+    _hello = _per_process("hello")
+    _stub_bp = _per_process("stub_bp")
+    _stub_code = _per_process("stub_code")
+    _last_stop = _per_process("last_stop")
+    _last_stop_gen = _per_process("last_stop_gen")
+    _pending_table = _per_process("pending_table")
+    _step_token = _per_process("step_token")
+    _step_native_id = _per_process("step_native_id")
+    _interrupted_token = _per_process("interrupted_token")
+    _native_step = _per_process("native_step")
+    _native_tbreak = _per_process("native_tbreak")
     _dir: str | None
     _sock_path: str | None
     _token: str
     _server: asyncio.AbstractServer | None
-    _writer: asyncio.StreamWriter | None
     _conn_task: asyncio.Task | None
-    _connected: asyncio.Event
-    _hello: dict[str, Any] | None
-    _stub_bp: str | None
     _transient_native: int  # > 0 while a step is armed from a native stop
-    _last_stop: AgentStop | None
-    _last_stop_gen: int  # the state generation that _last_stop arrived with
     _request_lock: asyncio.Lock | None  # made in the running loop (Python 3.9)
-    _pending_table: asyncio.Future | None  # a breakpoint table sent at a native stop
     _transient: int
     _transient_gens: set[int]
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
-    _step_token: int  # the Python step in progress (0: none)
-    _step_native_id: int | None  # the thread it is on
-    _interrupted_token: int  # a step a native stop interrupted (for step_out_to_python)
-    _native_step: bool  # "step into native" in progress
-    _native_tbreak: str | None
     _listeners: list[Callable[[str], None]]
     _sched_lock: str | None
     _closing: bool
@@ -68,7 +100,6 @@ class AgentBase(Extension):
     _conn: int  # counts agent connections (one per process)
     _injection: tuple | None  # the agent's load queued in an attached process, until hello
     _shared: bool  # the session's directory is shared with another user's process
-    _stub_code: dict[int, bytes]  # the stop function's code under gdb's breakpoint
     _conns: set[asyncio.StreamWriter]  # every connection to the agent's socket
 
     def _session(self):
@@ -92,9 +123,30 @@ class AgentBase(Extension):
         s = self.session
         if s is None:
             return
-        st = s.state
-        st = st.evolve(python_breakpoints=self.breakpoints).with_python(agent=self.info)
+        st = s.state.evolve(python_breakpoints=self.breakpoints)
+        for inf in st.inferiors:
+            link = self._link if inf.id == st.selected_inferior else self._links.get(inf.pid or -1)
+            if link is not None and inf.python.agent is not link.info:
+                st = st.with_inferior(inf.id, python=replace(inf.python, agent=link.info))
         s.set_state(st)
+
+    def _select_link(self, st: DebuggerState) -> None:
+        """The selected process's link becomes current (a new one for a process not heard from yet;
+        the first process's, before its hello, is the one made with the extension)."""
+        pid = st.inferior.pid
+        if pid is None or self._link.pid == pid:
+            return
+        link = self._links.get(pid)
+        if link is None:
+            if self._link.pid is None and self._link.hello is None and len(st.inferiors) == 1:
+                return  # (the program's own, before it said hello)
+            link = ProcLink(AgentInfo(status="waiting", how="fork"), pid)
+            self._links[pid] = link
+        self._link = link
+
+    def _link_of_inferior(self, st: DebuggerState, iid: str) -> ProcLink | None:
+        inf = st.find(iid)
+        return self._links.get(inf.pid) if inf is not None and inf.pid else None
 
     def _notify(self, text: str) -> None:
         for cb in list(self._listeners):

@@ -9,6 +9,7 @@ import logging
 import os
 import shutil
 import tempfile
+from dataclasses import replace
 from typing import Any
 
 from tuidbg.agent import protocol as P
@@ -16,7 +17,7 @@ from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.python.model import AGENT_DIR, AgentInfo
 from tuidbg.engine.state import mark_internal
-from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, _reply
+from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, _reply
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -55,6 +56,8 @@ class AgentLink(AgentBase):
         orig = self.config.program_env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
         path = BOOT_DIR + (os.pathsep + orig if orig else "")
         env = {"PYTHONPATH": path, P.ENV_SOCKET: self._sock_path or "", P.ENV_TOKEN: self._token}
+        if getattr(self.config, "children", "none") != "none":
+            env[P.ENV_CHILDREN] = "1"
         if orig is not None:
             env[P.ENV_ORIG_PYTHONPATH] = orig
         else:
@@ -82,11 +85,12 @@ class AgentLink(AgentBase):
         if msg.get("ev") != "hello" or msg.get("token") != self._token:
             writer.close()
             return
-        if self._writer is not None:
-            self._writer.close()
-        self._writer = writer
+        link = self._hello_link(msg)
+        if link.writer is not None:
+            link.writer.close()
+        link.writer = writer
         try:
-            await self._on_hello(msg)
+            await self._on_hello(msg, link)
             while True:
                 raw = await reader.readline()
                 if not raw:
@@ -102,19 +106,42 @@ class AgentLink(AgentBase):
             # handler task for its exception and logs an error for it.
             writer.close()
         finally:
-            if self._writer is writer:
-                self._writer = None
-                self._connected.clear()
-                if self.info.status == "connected":
-                    self._set_info(status="disconnected", message="the Python agent closed the connection")
+            if link.writer is writer:
+                link.writer = None
+                link.connected.clear()
+                if link.info.status == "connected":
+                    link.info = replace(link.info, status="disconnected", message="the Python agent closed the connection")
+                    self._publish()
 
-    async def _on_hello(self, msg: dict[str, Any]) -> None:
-        self._hello = msg
+    def _hello_link(self, msg: dict[str, Any]) -> ProcLink:
+        """The link of the process saying hello: the one made for it, else the first process's (its
+        first hello, or the program run again), else a new one (a child of the program)."""
+        pid = msg.get("pid") if isinstance(msg.get("pid"), int) else None
+        link = self._links.get(pid) if pid is not None else None
+        if link is None:
+            st = self._state()
+            others = st is not None and any(inf.pid and inf.pid != pid for inf in st.live_inferiors())
+            if self._link.pid is None or (msg.get("how") != "fork" and not others):
+                link = self._link  # (the program's own process)
+                if link.pid is not None:
+                    self._links.pop(link.pid, None)
+            else:
+                link = ProcLink(AgentInfo(status="waiting", how="fork"))
+            link.pid = pid
+            if pid is not None:
+                self._links[pid] = link
+        return link
+
+    async def _on_hello(self, msg: dict[str, Any], link: ProcLink) -> None:
+        link.hello = msg
         self._conn += 1
+        link.conn = self._conn
         self._injection = None  # it ran
-        await self._delete_stub_bp()
-        self._step_token = self._interrupted_token = 0
-        self._last_stop = None
+        if link.stub_bp is not None:
+            number, link.stub_bp = link.stub_bp, None
+            await self._delete_bp(number)
+        link.step_token = link.interrupted_token = 0
+        link.last_stop = None
         info = AgentInfo(
             status="connected",
             pid=msg.get("pid"),
@@ -122,6 +149,7 @@ class AgentLink(AgentBase):
             backend=msg.get("backend"),
             how=msg.get("how"),
             stub_addr=msg.get("stub") or None,
+            stub_traps=bool(msg.get("stub_traps")),
             arm_addr=msg.get("arm") or None,
             mailbox=msg.get("mailbox") or None,
             main_native_id=msg.get("main_native_id"),
@@ -132,15 +160,19 @@ class AgentLink(AgentBase):
             free_threaded=bool(msg.get("free_threaded")),
         )
         if msg.get("error") or not info.stub_addr:
-            self._set_info(status="failed", message=str(msg.get("error") or "no stop function"), python=info.python)
-            await self._send({"id": "init", "ops": []})
-            self._notify(f"tuidbg: the Python agent cannot work in this process: {msg.get('error')}")
+            link.info = replace(link.info, status="failed", message=str(msg.get("error") or "no stop function"),
+                                python=info.python)
+            link.connected.clear()
+            self._publish()
+            await self._send({"id": "init", "ops": []}, link)
+            self._notify(f"tuidbg: the Python agent cannot work in process {link.pid}: {msg.get('error')}")
             return
-        await self._insert_stub_bp(int(info.stub_addr))
-        self.info = info
-        self._connected.set()
+        if not info.stub_traps:
+            await self._insert_stub_bp(int(info.stub_addr), link)
+        link.info = info
+        link.connected.set()
         await self._send(
-            {"id": "init", "ops": [{"op": "set_bps", "bps": self._bp_defs()}, dict(op="options", **self._opts)]}
+            {"id": "init", "ops": [{"op": "set_bps", "bps": self._bp_defs()}, dict(op="options", **self._opts)]}, link
         )
         self._publish()
 
@@ -150,20 +182,21 @@ class AgentLink(AgentBase):
         return dict(self._stub_code)
 
     def abandon(self) -> None:
-        """Without gdb (hung or gone): tell the agent over its own socket to switch itself off. Synchronous:
-        the socket's transport sends at once when its buffer is empty."""
-        w = self._writer
-        if w is not None and not w.is_closing():
-            try:
-                w.write((json.dumps({"ops": [{"op": "detach"}]}) + "\n").encode())
-            except (OSError, RuntimeError):
-                pass
+        """Without gdb (hung or gone): tell the agent in every process over its own socket to switch
+        itself off. Synchronous: the socket's transport sends at once when its buffer is empty."""
+        for w in {self._writer, *(link.writer for link in self._links.values())}:
+            if w is not None and not w.is_closing():
+                try:
+                    w.write((json.dumps({"ops": [{"op": "detach"}]}) + "\n").encode())
+                except (OSError, RuntimeError):
+                    pass
 
-    async def _insert_stub_bp(self, addr: int) -> None:
+    async def _insert_stub_bp(self, addr: int, link: ProcLink | None = None) -> None:
+        link = link or self._link
         s = self._session()
-        pid = s.state.pid or self.config.pid
+        pid = link.pid or s.state.pid or self.config.pid
         orig = rescue.read_memory(int(pid), addr, 4) if pid else None
-        self._stub_code = {addr: orig} if orig else {}
+        link.stub_code = {addr: orig} if orig else {}
         try:
             bp = await s.break_insert(address=addr)
         except MIError as exc:
@@ -174,15 +207,21 @@ class AgentLink(AgentBase):
             await s.interrupt()
             bp = await s.break_insert(address=addr)
             await s.cmd("-exec-continue")
-        self._stub_bp = bp.number
+        link.stub_bp = bp.number
         s.set_state(mark_internal(s.state, bp.number))
 
     async def _delete_stub_bp(self) -> None:
         if self._stub_bp is None or self.session is None:
             return
         number, self._stub_bp = self._stub_bp, None
+        await self._delete_bp(number)
+
+    async def _delete_bp(self, number: str) -> None:
+        """Delete a stop function's breakpoint, unless another process's agent still uses it."""
+        if any(x.stub_bp == number for x in {self._link, *self._links.values()}):
+            return
         s = self.session
-        if s.client is not None and s.client.alive:
+        if s is not None and s.client is not None and s.client.alive:
             await s.cmd(f"-break-delete {number}", check=False)
             await s.refresh_breakpoints()
 
@@ -204,8 +243,8 @@ class AgentLink(AgentBase):
         if ev == "bps":
             self._apply_statuses(msg.get("bps") or [])
 
-    async def _send(self, obj: dict[str, Any]) -> None:
-        w = self._writer
+    async def _send(self, obj: dict[str, Any], link: ProcLink | None = None) -> None:
+        w = (link or self._link).writer
         if w is None:
             return
         w.write((json.dumps(obj) + "\n").encode())

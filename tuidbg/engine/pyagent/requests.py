@@ -133,6 +133,13 @@ class AgentRequests(AgentBase):
                 # a native stop now (the interrupt), shown as it is
                 s.set_state(s.state.with_python(transient=False, stop=None))
                 raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
+                while _another_exited(s.state):
+                    # (--children) another process ended meanwhile, and gdb reported that first: on with the answer
+                    gen = s.state.generation
+                    await s.cmd(f"-thread-select {tid}", check=False)
+                    await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
+                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                timeout)
             finally:
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             st = s.state
@@ -193,6 +200,7 @@ class AgentRequests(AgentBase):
     async def _push_bps(self) -> None:
         self._publish()
         if not self.info.connected:
+            await self._tell_others([{"op": "set_bps", "bps": self._bp_defs()}])
             return
         await self._settled()
         s = self._session()
@@ -213,11 +221,20 @@ class AgentRequests(AgentBase):
             await self._send({"id": rid, "ops": ops})
         if replies:
             self._apply_statuses(_reply(replies, "set_bps").get("bps") or [])
+        await self._tell_others(ops)
+
+    async def _tell_others(self, ops: list[dict]) -> None:
+        """The other processes' agents (tuidbg run --children) get the same table or options over their
+        sockets: they apply it as soon as they run (all-stop: they are stopped with this one, or running)."""
+        for link in list(self._links.values()):
+            if link is not self._link and link.info.connected:
+                await self._send({"ops": ops}, link)
 
     async def _push_options(self) -> None:
+        ops = [dict(op="options", **self._opts)]
+        await self._tell_others(ops)
         if not self.info.connected:
             return
-        ops = [dict(op="options", **self._opts)]
         await self._settled()
         st = self._session().state
         if self.at_agent_stop(st) is not None:
@@ -254,3 +271,10 @@ class AgentRequests(AgentBase):
                 changed = True
         if changed:
             self._publish()
+
+
+def _another_exited(st: DebuggerState) -> bool:
+    """The last stop is another process's exit (the selected one is still stopped)."""
+    inf = st.find(st.stopped_inferior)
+    return (inf is not None and inf.id != st.selected_inferior and inf.process is ProcessState.EXITED
+            and st.is_stopped)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from typing import Any, Mapping
 
 from tuidbg.agent import protocol as P
@@ -25,6 +26,14 @@ class StopHandling(AgentBase):
 
     def _is_stub_stop(self, st: DebuggerState) -> bool:
         stop = st.stop
+        if self.info.stub_traps:  # (a --children session: the stop function traps by itself)
+            return (
+                stop is not None
+                and stop.reason == "signal-received"
+                and stop.signal_name == "SIGTRAP"
+                and stop.frame is not None
+                and mi.to_int(stop.frame.addr) == (self.info.stub_addr or 0) + 1
+            )
         return (
             self._stub_bp is not None
             and stop is not None
@@ -33,6 +42,7 @@ class StopHandling(AgentBase):
         )
 
     def _stop_hook(self, st: DebuggerState) -> DebuggerState:
+        self._select_link(st)
         st = st.evolve(python_breakpoints=self.breakpoints).with_python(agent=self.info)
         if st.process is not ProcessState.STOPPED:
             return st
@@ -118,6 +128,7 @@ class StopHandling(AgentBase):
         await s.cmd("-exec-continue")
 
     def _on_state(self, st: DebuggerState) -> None:
+        self._select_link(st)
         had_process, self._had_process = self._had_process, st.has_process
         if (
             self._stub_bp is None
@@ -125,6 +136,7 @@ class StopHandling(AgentBase):
             and st.process is ProcessState.EXITED
             and self.config.mode == "run"
             and self.info.status == "waiting"
+            and self._link.pid is None
         ):
             self._set_info(
                 status="failed",
@@ -132,34 +144,43 @@ class StopHandling(AgentBase):
                 "(python -E, -I or -S?), or it is not CPython 3.9+",
             )
             return
+        # A process that is gone takes its stop function's breakpoint with it (its address means nothing
+        # in the next process; only this connection's: the next program's agent may say hello first).
+        for link in {self._link, *self._links.values()}:
+            if link.stub_bp is None:
+                continue
+            if link is self._link and not had_process:
+                continue
+            inf = next((x for x in st.inferiors if x.pid == link.pid), None) if len(st.inferiors) > 1 else st.inferior
+            if inf is None or inf.process in (ProcessState.EXITED, ProcessState.DETACHED):
+                self._spawn(self._after_exit(link, link.stub_bp, link.conn))
         if self._stub_bp is None:
             return
-        if had_process and st.process in (ProcessState.EXITED, ProcessState.DETACHED):
-            # The stop function's address means nothing in the next process: drop its breakpoint now
-            # (only this connection's: the next program's agent may say hello before this runs).
-            self._spawn(self._after_exit(self._stub_bp, self._conn))
-        elif self.info.connected and st.has_process and st.breakpoint(self._stub_bp) is None:
+        if self.info.connected and st.has_process and st.breakpoint(self._stub_bp) is None:
             if not self._stub_check_pending:  # someone deleted it (gdb's "delete"): put it back
                 self._stub_check_pending = True
                 self._spawn(self._restore_stub_bp())
 
     async def before_run(self, session) -> None:
-        """The program starts again: the stop function's breakpoint of the previous process must go
-        first (its address is unmapped in the new one and gdb would refuse to run)."""
-        if self._stub_bp is not None and not session.state.has_process:
-            await self._after_exit(self._stub_bp, self._conn)
-
-    async def _after_exit(self, number: str, conn: int) -> None:
-        if self._conn != conn or self._stub_bp != number:
+        """The program starts again: the stop function's breakpoints of the previous processes must go
+        first (their addresses are unmapped in the new one and gdb would refuse to run)."""
+        if session.state.has_process:
             return
-        self._stub_bp = None
-        s = self.session
+        for link in {self._link, *self._links.values()}:
+            if link.stub_bp is not None:
+                await self._after_exit(link, link.stub_bp, link.conn)
+        self._links = {k: v for k, v in self._links.items() if v is self._link}
+
+    async def _after_exit(self, link, number: str, conn: int) -> None:
+        if link.conn != conn or link.stub_bp != number:
+            return
+        link.stub_bp = None
         try:
-            if s is not None and s.client is not None and s.client.alive:
-                await s.cmd(f"-break-delete {number}", check=False)
-                await s.refresh_breakpoints()
-            if self._conn == conn:
-                self._set_info(status="disconnected", message="the program is not running")
+            await self._delete_bp(number)
+            if link.conn == conn:
+                link.info = replace(link.info, status="disconnected", message="the program is not running")
+                link.connected.clear()
+                self._publish()
         except (MIError, EngineError, Timeout, GdbExited) as exc:
             log.info("cannot remove the agent breakpoint: %s", exc)
 

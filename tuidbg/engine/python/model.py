@@ -335,11 +335,12 @@ class AgentInfo:
     pid: int | None = None
     python: str | None = None
     backend: str | None = None  # "sys.monitoring" or "settrace"
-    how: str | None = None  # "run" or "attach"
+    how: str | None = None  # "run", "attach" or "fork" (a child of the program, --children)
     inject: str | None = None  # attach: the path that loaded the agent, INJECT_PEP768 or INJECT_PENDING
     inject_note: str | None = None  # attach through a pending call: why not PEP 768
     free_threaded: bool = False  # the program runs without a GIL (3.13t/3.14t)
     stub_addr: int | None = None
+    stub_traps: bool = False  # the stop function traps by itself (int3): a SIGTRAP there, no breakpoint
     arm_addr: int | None = None  # the agent's "arm a step here" function (steps from native stops)
     mailbox: int | None = None
     control_native_id: int | None = None  # LWP of the agent's own thread (hide it)

@@ -1,0 +1,143 @@
+"""``tuidbg run --children``: the program's child processes under one gdb (multi-inferior), the agent in
+each of them, Python breakpoints hit in a child, and every process let go at the end.
+
+Real programs on Debian's stripped python3.11 (the agent needs no debug information): children
+started by multiprocessing's fork, forkserver and spawn, by subprocess (a Python program started
+anew), a shell child (not Python: let go), and a torch DataLoader's two workers.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import requires_gdb
+from helpers import DEBIAN_PY311, PROGRAMS, line_of
+from pystack_helpers import TORCH_PYTHON
+
+from tuidbg.engine import pyagent
+from tuidbg.engine.children import is_python_program
+from tuidbg.engine.state import ProcessState
+
+pytestmark = [requires_gdb, pytest.mark.slow,
+              pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11")]
+
+CHILDREN = PROGRAMS / "py" / "children.py"
+LOADER = PROGRAMS / "py" / "torch_loader.py"
+TIMEOUT = 60
+
+
+async def _session(make_session, python, script, *args, children="python"):
+    out = bytearray()
+    s = await make_session(mode="run", program=str(python), args=[str(script), *args], agent=True,
+                           python_target=True, children=children)
+    s.on_program_output(out.extend)
+    return s, pyagent.controller(s), out
+
+
+async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
+    """Resume through the run: (pid, function, line, value of n or i) of each Python stop, until every
+    process has exited. Other stops (a real signal to a child) are passed on."""
+    seen = []
+    while True:
+        try:
+            st = await ctl.wait_stop(TIMEOUT)
+        except Exception:
+            st = s.state
+            raise AssertionError(f"no stop; seen {seen}; {st.process} selected {st.selected_inferior} "
+                                 f"stop {st.stop and st.stop.describe()} python {st.python}; "
+                                 + repr([(i.id, i.pid, i.process.value, i.stop and i.stop.describe()) for i in st.inferiors]))
+        if not st.live_inferiors():  # (the program, then the children it left: a resource tracker)
+            return seen
+        if not st.is_stopped:
+            continue
+        assert st.process is ProcessState.STOPPED, st.process
+        stop = st.python.stop
+        if stop is not None:
+            name = "n" if stop.func == "square" else "i"
+            seen.append((st.pid, stop.func, stop.line, await ctl.evaluate(name)))
+            # the stop is the child's: its own process is selected, and its agent answered
+            assert st.inferior.python.agent.connected and st.inferior.python.agent.pid == st.pid
+        assert len(seen) <= want, seen
+        await ctl.resume()
+
+
+@pytest.mark.parametrize("how", ["fork", "forkserver", "spawn"])
+async def test_python_breakpoint_in_multiprocessing_children(make_session, how):
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, how, "2")
+    line = line_of(CHILDREN, "child line")
+    await ctl.add_breakpoint(str(CHILDREN), line)
+    await s.launch()
+    main_pid = s.state.inferiors[0].pid
+    stops = await _python_stops(s, ctl, 2)
+    assert sorted(v for *_, v in stops) == ["2", "3"], stops
+    assert {(f, ln) for _, f, ln, _ in stops} == {("square", line)}
+    pids = {p for p, *_ in stops}
+    assert len(pids) == 2 and main_pid not in pids  # each child stopped in itself
+    assert b"children said [4, 9] [0, 0]" in out and b"parent done" in out
+    st = s.state
+    # what the Processes pane shows of each: its parent and its command line
+    for inf in st.inferiors[1:]:
+        assert inf.process in (ProcessState.EXITED, ProcessState.DETACHED), inf
+    assert any(inf.ppid == main_pid for inf in st.inferiors[1:]), [(i.id, i.ppid) for i in st.inferiors]
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}"), f"child {pid} left behind"
+
+
+async def test_python_child_started_as_a_new_program(make_session):
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, "subprocess")
+    line = line_of(CHILDREN, "child line")
+    await ctl.add_breakpoint(str(CHILDREN), line)
+    await s.launch()
+    stops = await _python_stops(s, ctl, 1)
+    assert [(f, ln, v) for _, f, ln, v in stops] == [("square", line, "3")]
+    child = next(inf for inf in s.state.inferiors if inf.id != "i1")
+    assert child.cmdline[-2:] == ("child", "3") and is_python_program(child.executable)
+    assert b"subprocess said square 9" in out
+
+
+async def test_a_child_that_is_not_python_is_let_go(make_session):
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, "shell")
+    line = line_of(CHILDREN, "parent line")
+    await ctl.add_breakpoint(str(CHILDREN), line)
+    await s.launch()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.python.stop is not None and st.python.stop.line == line and st.selected_inferior == "i1"
+    sh = [inf for inf in st.inferiors if inf.id != "i1"]
+    assert sh and all(inf.process is ProcessState.DETACHED and "not Python" in (inf.left or "") for inf in sh), sh
+    assert b"shell done" in out  # the shell ran to its end, untraced
+    await ctl.resume()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0
+
+
+async def test_children_none_follows_only_the_program(make_session):
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, "fork", "2", children="none")
+    await ctl.add_breakpoint(str(CHILDREN), line_of(CHILDREN, "child line"))
+    await s.launch()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0
+    assert [inf.id for inf in st.inferiors] == ["i1"]
+    assert b"children said [4, 9] [0, 0]" in out
+
+
+def test_python_program_names():
+    for name in ("/usr/bin/python3.11", "python3", "python", "/x/python3.13t", "python3-dbg"):
+        assert is_python_program(name), name
+    for name in ("/usr/bin/dash", "/bin/sh", "pythonista-tool", "/usr/bin/gcc", "", None):
+        assert not is_python_program(name), name
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
+async def test_breakpoint_in_a_dataloader_worker(make_session):
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, LOADER)
+    line = line_of(LOADER, "getitem line")
+    await ctl.add_breakpoint(str(LOADER), line)
+    await s.launch()
+    main_pid = s.state.inferiors[0].pid
+    stops = await _python_stops(s, ctl, 4)
+    assert sorted(v for *_, v in stops) == ["0", "1", "2", "3"], stops
+    workers = {p for p, *_ in stops}
+    assert main_pid not in workers and len(workers) == 2, (main_pid, stops)
+    assert b"loaded [0, 1, 4, 9]" in out

@@ -1,0 +1,170 @@
+"""Child processes in one session: gdb keeps the program's children (``--children``).
+
+With ``--children=python`` (the default of ``tuidbg run``) or ``all``, gdb keeps every child the
+program forks under the debugger (its multi-inferior support: ``detach-on-fork off``,
+``schedule-multiple on``, ``follow-exec-mode same``). When a child becomes another program (gdb says
+"process N is executing new program: PATH"):
+
+- ``python``: a child that execs something other than a Python interpreter is detached untouched
+  (a compiler, ``git``, a shell: not what the user debugs); Python children stay, with the agent
+  in them (``tuidbg.agent`` reconnects in a forked child and loads at start-up in an exec'd one),
+  so Python breakpoints are in force in every process;
+- ``all``: every child stays;
+- ``none``: gdb's default, children are detached at the fork.
+
+gdb runs all-stop: a stop in any process stops every process, and ``continue`` resumes them all,
+so the job waits as one while the user looks at one rank or worker, and no other process runs on
+and times out meanwhile. A stop selects its process. A child's exit stops everything too (gdb's
+rule): that stop is handled here unseen (the state is marked transient) and the processes go on.
+
+The agent's stop function traps by itself in such a session (``agent._stub``): gdb makes an
+address breakpoint in every process, and one whose address is not mapped (a child that exec'd)
+stops gdb from resuming at all.
+
+What the Processes pane shows of each process (its parent, command line, executable, the
+``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` it was started with) is read from ``/proc`` as the
+process appears (``Inferior.ppid``, ``cmdline``, ``executable``, ``role_env``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+
+from tuidbg.engine import mi
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
+from tuidbg.engine.extensions import Extension
+from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.procread.proc import cmdline_of, parent_of, role_env
+
+log = logging.getLogger("tuidbg.engine")
+
+POLICIES = ("python", "all", "none")
+_PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[a-z]*(-dbg)?$")
+_EXEC = re.compile(r"^process (\d+) is executing new program: (.+?)\n?$")
+
+
+def is_python_program(path: str | None) -> bool:
+    """A CPython interpreter by its file name (python, python3, python3.11, python3.13t, python3-dbg)."""
+    return bool(path) and bool(_PYTHON.match(os.path.basename(str(path))))
+
+
+class ChildProcesses(Extension):
+    """Session extension: keeps the program's children under gdb, per ``config.children``."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+        self.policy = getattr(config, "children", "none") or "none"
+        self.session = None
+        self._described: set[tuple[str, int]] = set()
+        self._bg: set[asyncio.Task] = set()
+
+    @property
+    def active(self) -> bool:
+        return self.policy in ("python", "all") and self.config.mode == "run"
+
+    async def on_configure(self, session) -> None:
+        self.session = session
+        session.on_state(self._on_state)
+        if not self.active:
+            return
+        for setting in ("detach-on-fork off", "schedule-multiple on", "follow-exec-mode same"):
+            await session.cmd(f"-gdb-set {setting}")
+        # The program leads the session of tuidbg's terminal: when it ends, the children still there
+        # (a forkserver, a resource tracker) get the SIGHUP of a terminal whose leader left. They get it
+        # as they would; it does not stop every process as the program ends.
+        await session.cmd(f"-interpreter-exec console {mi.quote('handle SIGHUP nostop noprint pass')}", check=False)
+        session.on_console(self._on_console)
+        session.stop_hooks.insert(0, self._stop_hook)
+
+    # -- what each process is ------------------------------------------------------------------
+
+    def _on_state(self, st: DebuggerState) -> None:
+        for inf in st.inferiors:
+            if inf.pid and (inf.id, inf.pid) not in self._described:
+                self._described.add((inf.id, inf.pid))
+                self._describe(inf.id, inf.pid)
+
+    def _describe(self, iid: str, pid: int) -> None:
+        s = self.session
+        facts = dict(
+            ppid=parent_of(pid),
+            cmdline=tuple(cmdline_of(pid)),
+            role_env=tuple(role_env(pid).items()),
+        )
+        try:
+            facts["executable"] = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            pass
+        try:
+            asyncio.get_running_loop().call_soon(lambda: s.set_state(s.state.with_inferior(iid, **facts)))
+        except RuntimeError:  # (no loop: a reducer test)
+            pass
+
+    # -- a child's exec or exit ----------------------------------------------------------------
+
+    def _on_console(self, rec) -> None:
+        m = _EXEC.match(getattr(rec, "text", "") or "")
+        if m is None:
+            return
+        pid, program = int(m.group(1)), m.group(2)
+        st = self.session.state
+        inf = next((x for x in st.inferiors if x.pid == pid), None)
+        if inf is None:
+            return
+        if self.policy == "python" and inf.id != st.inferiors[0].id and not is_python_program(program):
+            self._spawn(self._let_go(inf.id, program))
+        else:
+            self.session.set_state(st.with_inferior(inf.id, executable=program, cmdline=tuple(cmdline_of(pid))))
+
+    async def _let_go(self, iid: str, program: str) -> None:
+        """Detach a child that became a program other than Python (gdb detaches a running one too)."""
+        s = self.session
+        try:
+            await s.cmd(f"-target-detach {iid}")
+        except (MIError, EngineError, Timeout) as exc:
+            log.info("cannot let %s go: %s", iid, exc)
+            return
+        except GdbExited:
+            return
+        s.set_state(s.state.with_inferior(
+            iid, left=f"not Python ({os.path.basename(program)}): left to run untraced",
+            process=ProcessState.DETACHED, threads=(), frames=(), locals=(), executable=program))
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.ensure_future(coro)
+        self._bg.add(task)
+        task.add_done_callback(self._bg.discard)
+
+    def _unseen(self, st: DebuggerState) -> bool:
+        """This stop is a child's exit, while other processes live on: the user need not see it."""
+        inf = st.find(st.stopped_inferior)
+        return (inf is not None and inf.stop is not None and inf.process is ProcessState.EXITED
+                and inf.id != st.selected_inferior and st.is_stopped
+                and not st.python.transient)  # (an agent request under way goes on by itself)
+
+    def _stop_hook(self, st: DebuggerState) -> DebuggerState:
+        if not self._unseen(st):
+            return st
+        inf = st.find(st.stopped_inferior)
+        self._spawn(self._go_on(inf.id, inf.generation))
+        return st.with_python(transient=True)
+
+    async def _go_on(self, iid: str, generation: int) -> None:
+        """After a child's exit: continue every process (from a thread that lives: gdb's current one was
+        the exited process's), unless something else happened meanwhile."""
+        s = self.session
+        await asyncio.sleep(0)  # (the stop's state is set once the hooks have run)
+        st = s.state
+        inf = st.find(iid)
+        if inf is None or inf.generation != generation or st.stopped_inferior != iid or not st.is_stopped:
+            return
+        try:
+            await s.cont()
+        except (MIError, EngineError, Timeout) as exc:
+            log.info("going on after a child's exit: %s", exc)
+            s.set_state(s.state.with_python(transient=False))
+        except GdbExited:
+            pass
