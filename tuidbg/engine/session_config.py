@@ -33,10 +33,11 @@ class SessionConfig:
     break_on_failure: bool = False  # the agent stops at a failing pytest test
     remember: str | None = None  # the file of remembered breakpoints (engine.remember); None: none
     fresh_state: bool = False  # --fresh: do not put the remembered ones back
+    remote: str | None = None  # attach through gdbserver --multi at HOST:PORT (tuidbg.engine.remote)
 
     def describe(self) -> str:
         if self.mode == "attach":
-            return f"process {self.pid}"
+            return f"process {self.pid}" + (f" on {self.remote}" if self.remote else "")
         if self.mode == "core":
             return f"{self.program} with core {self.core}"
         if self.program:
