@@ -436,3 +436,35 @@ def test_attach_remote_in_a_terminal_then_a_signal_detaches(node, tmp_path, sig)
         tmux.kill()
     node.running_untraced()
     node.serving()
+
+
+async def test_attach_remote_in_the_ui(node):
+    """The TUI on a remote process: the merged stack shows its Python frames, a Python breakpoint
+    says plainly why there is none, and quitting detaches it running."""
+    from ui_helpers import make_app, until, until_stopped
+
+    from tuidbg.engine import remote
+    from tuidbg.ui.screens.modals import QuitScreen
+    from tuidbg.ui.panes.frames import CppFramesPane, PythonRow
+
+    app = make_app(mode="attach", pid=node.rpid, remote=node.address)
+    notes: list[str] = []
+    orig = app.notify
+    app.notify = lambda message, *a, **k: (notes.append(str(message)), orig(message, *a, **k))[1]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot, 60)
+        assert f"attached to process {node.rpid}" in app.query_one("#status").render().plain
+        await until(pilot, lambda: app.state.python.stack is not None, 60, "the Python stack")
+        await pilot.press("m")  # the merged stack: Python rows in place of the eval loop's frames
+        cpp = app.query_one(CppFramesPane)
+        await until(pilot, lambda: [r.frame.function for r in cpp.rows if isinstance(r, PythonRow)][:4]
+                    == ["leaf", "middle", "outer", "<module>"], 20, "the Python frames in the merged stack")
+        app._toggle_bp_at(str(PROG), line_of(PROG, "remote_leaf"))
+        assert remote.NO_AGENT in notes
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, QuitScreen), 5, "the quit question")
+        assert app.screen.focused.id == "detach"
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.is_running, 15, "the app to end")
+    node.running_untraced()
+    node.serving()
