@@ -13,6 +13,7 @@ whatever happened.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -399,9 +400,38 @@ async def test_attach_remote_session(node):
     node.serving()
 
 
-async def _until(predicate, timeout: float = 30.0) -> None:
-    import asyncio
+async def test_gdb_killed_while_attached_remote_the_process_is_let_go(node):
+    """gdb dies (kill -9) while the remote process runs with a breakpoint in its code: gdbserver keeps
+    it traced, with the breakpoint, until the session's abandon has another gdb take it out and detach."""
+    from tuidbg.engine import rescue
+    from tuidbg.engine.debugger import new_session
+    from tuidbg.engine.session_config import SessionConfig
+    from tuidbg.engine.state import ProcessState
 
+    s = new_session(SessionConfig(mode="attach", pid=node.rpid, nx=True, remote=node.address))
+    outcome: list[str] = []
+    abandon = s.abandon
+    s.abandon = lambda *a: (outcome.append(abandon(*a)), outcome[-1])[1]
+    try:
+        await s.start()
+        await s.launch()
+        await wait_stopped(s)
+        await s.console("break PyErr_Print")  # (never called: the process runs with it in its code)
+        await s.cont()
+        await _until(lambda: s.state.process is ProcessState.RUNNING)
+        await asyncio.sleep(0.2)
+        os.kill(s._gdb_pid(), signal.SIGKILL)
+        await _until(lambda: s.state.process is ProcessState.GDB_EXITED)
+    finally:
+        await s.close()
+    assert outcome and "released (1 breakpoint(s) taken out)" in outcome[0], outcome
+    node.running_untraced()
+    # (read here, as a check: no breakpoint instruction left in its code, against the files it maps)
+    assert rescue.restore_code(node.lpid, {}) == 0
+    node.serving()
+
+
+async def _until(predicate, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"

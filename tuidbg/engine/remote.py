@@ -12,12 +12,16 @@ machine is read and nothing here ptraces it; a session with ``SessionConfig.remo
 none of its local rescue work (``tuidbg.engine.rescue``) either, and has no Python agent (it
 connects back over a local socket).
 
+gdb drives gdbserver in non-stop mode under the all-stop the session shows (``maint set
+target-non-stop on``), so that it detaches a running process without interrupting it (gdbserver
+interrupts with a SIGINT to the process's group, which fails for a process that leads none).
 Detaching leaves the process running and untraced; gdbserver --multi goes on listening for the
-next gdb. If gdb dies instead, gdbserver loses the connection and detaches what it had
-attached to itself.
+next gdb. If gdb dies instead (or hangs and is killed), gdbserver keeps the process traced, with
+gdb's breakpoints in its code: the session's ``abandon`` has another gdb take them out and detach
+(``release``).
 
-The session (``DebugSession.launch``) calls ``connect``, ``attach_failure`` and ``after_attach``;
-``tuidbg dump --remote`` calls ``facts``.
+The session calls ``connect``, ``attach_failure`` and ``after_attach`` (``launch``) and ``release``
+(``abandon``); ``tuidbg dump --remote`` calls ``facts``.
 """
 
 from __future__ import annotations
@@ -63,9 +67,7 @@ async def connect(session, address: str) -> None:
     host, port = parse_address(address)
     for setting in ("sysroot target:", "tcp auto-retry off", f"tcp connect-timeout {CONNECT_TIMEOUT}"):
         await session.cmd(f"-gdb-set {setting}", check=False)
-    # gdb drives gdbserver in non-stop mode and shows all-stop on top of it: it can then detach a
-    # process that runs (quit, SIGTERM) without interrupting it first, which gdbserver does with a
-    # SIGINT to the process's group (failing for a process that leads none).
+    # (see the module's docstring)
     await session.cmd("-interpreter-exec console \"maint set target-non-stop on\"", check=False)
     target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
@@ -171,3 +173,78 @@ async def _remote_get(session, remote: str, local: str) -> bytes | None:
             return f.read()
     except (MIError, EngineError, OSError):
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# When gdb died attached: another gdb lets the process go
+
+
+RELEASE_TIMEOUT = 20.0
+# gdbserver keeps the breakpoints a gdb that died had inserted (and hides them from memory reads):
+# the releasing gdb sets its own at the same addresses, inserted at once, and takes them all out as it
+# detaches, gdbserver's with them (gdb's internal ones, at the same places in the same libraries, too).
+_RELEASE_SCRIPT = r'''
+import os, gdb
+pid = int(os.environ["TUIDBG_RELEASE_PID"])
+inf = [i for i in gdb.inferiors() if i.pid == pid]
+if not inf:
+    print("tuidbg-release: not attached")
+else:
+    gdb.execute("inferior %d" % inf[0].num, to_string=True)
+    gdb.execute("set breakpoint always-inserted on")
+    n = 0
+    for addr in os.environ.get("TUIDBG_RELEASE_ADDRS", "").split():
+        try:
+            gdb.execute("break *%s" % addr, to_string=True)
+            n += 1
+        except gdb.error:
+            pass
+    gdb.execute("detach", to_string=True)
+    print("tuidbg-release: detached, %d" % n)
+'''
+
+
+def breakpoint_addresses(breakpoints) -> list[int]:
+    """The code addresses of the session's breakpoints (``records.Breakpoint``) and their locations."""
+    out: list[int] = []
+    for b in breakpoints:
+        for text in [b.addr] + [loc.addr for loc in b.locations]:
+            try:
+                addr = int(text, 16)
+            except (TypeError, ValueError):  # "<PENDING>", "<MULTIPLE>"
+                continue
+            if addr not in out:
+                out.append(addr)
+    return out
+
+
+def release(cfg, breakpoints=()) -> str:
+    """gdb died (or was killed, hung) attached to ``cfg.pid`` on the node: gdbserver still traces it,
+    with the breakpoints that gdb had put in its code (``breakpoints``: their addresses). Another gdb
+    (bounded, synchronous: safe where the session abandons its gdb) connects, takes them out (see
+    above) and detaches. Returns what became of the process."""
+    import subprocess
+
+    host, port = parse_address(cfg.remote or "")
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    with tempfile.TemporaryDirectory(prefix="tuidbg-release-") as tmp:
+        script = os.path.join(tmp, "release.py")
+        with open(script, "w") as f:
+            f.write(_RELEASE_SCRIPT)
+        argv = [cfg.gdb, "-nx", "-q", "-batch", "-ex", "set debuginfod enabled off", "-ex", "set sysroot target:",
+                "-ex", "maint set target-non-stop on", "-ex", "set tcp connect-timeout 5",
+                "-ex", f"target extended-remote {target}", "-x", script]
+        env = dict(os.environ, TUIDBG_RELEASE_PID=str(int(cfg.pid or 0)),
+                   TUIDBG_RELEASE_ADDRS=" ".join(f"{int(a):#x}" for a in breakpoints))
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=RELEASE_TIMEOUT, env=env,
+                                 stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"process {cfg.pid} on {cfg.remote}: not released ({exc})"
+    m = re.search(r"tuidbg-release: detached, (\d+)", res.stdout)
+    if m:
+        return f"process {cfg.pid} on {cfg.remote} released ({m.group(1)} breakpoint(s) taken out)"
+    if "tuidbg-release: not attached" in res.stdout:
+        return f"process {cfg.pid} on {cfg.remote}: gdbserver had let it go"
+    tail = " | ".join(line for line in res.stderr.splitlines()[-2:] if line.strip())
+    return f"process {cfg.pid} on {cfg.remote}: not released ({tail or 'gdb exited ' + str(res.returncode)})"

@@ -491,7 +491,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         detach: the program, stopped first so that no thread runs into a breakpoint meanwhile, gets its
         code back from under gdb's breakpoints, tuidbg's extensions switch off what they put in it
         (the Python agent, over its own socket), gdb is killed, and the program is continued, untraced.
-        kill: gdb is killed, and the program with it."""
+        kill: gdb is killed, and the program with it. A process of another node (``config.remote``) is
+        let go by another gdb through its gdbserver (``remote.release``)."""
         self._abandoned = True
         how = self._resolve_how(how)
         gdb = self._gdb_pid()
@@ -520,6 +521,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         if gdb:
             # kill a live gdb; wait for a dying one (its pipes close before the kernel detaches its tracees)
             rescue.kill_gdb(gdb)
+        if self.config.remote and how == "detach" and not self._detached and self._state.pid:
+            # (gdbserver on the node still traces it, with gdb's breakpoints in its code)
+            return remote.release(self.config, remote.breakpoint_addresses(self._state.breakpoints))
         if target is None:
             return "no program"
         pid, start, was_stopped = target
