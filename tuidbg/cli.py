@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     attach.add_argument("--no-agent", action="store_true",
                         help="do not load tuidbg's Python agent into the process (Python frames and locals are "
                         "still read from memory; no Python breakpoints or stepping)")
+    attach.add_argument("--remote", metavar="HOST:PORT",
+                        help="PID is a process of another node: attach through the gdbserver --multi HOST:PORT running "
+                        "there (start it there with: gdbserver --multi HOST:PORT); Python stacks are read over gdb's "
+                        "remote protocol; no Python agent (no Python breakpoints or stepping)")
     attach.set_defaults(func=cmd_attach)
 
     core = sub.add_parser("core", help="open a core file", description="Open a core file of EXE post mortem.")
@@ -377,6 +381,8 @@ def _remember(cfg, args) -> None:
 
 
 def cmd_attach(args) -> int:
+    if getattr(args, "remote", None):
+        return run_ui(remote_attach_config(args), _ui_options(args))
     if args.list:
         from tuidbg.picker import format_process_list
 
@@ -402,6 +408,29 @@ def cmd_attach(args) -> int:
     cfg.agent = cfg.python_target and not args.no_agent
     _remember(cfg, args)
     return run_ui(cfg, _ui_options(args))
+
+
+def remote_attach_config(args):
+    """``attach --remote HOST:PORT PID``: the session configuration (nothing of this machine's /proc
+    is read for PID, which names a process of the other node; tuidbg.engine.remote)."""
+    from tuidbg.engine import remote
+
+    try:
+        remote.parse_address(args.remote)
+    except remote.BadAddress as exc:
+        raise UsageError(str(exc)) from None
+    if args.list:
+        raise UsageError("--list shows this machine's processes: not with --remote (run tuidbg attach --list on the node)")
+    text = args.pid if isinstance(args.pid, str) else " ".join(args.pid or [])
+    if not text:
+        raise UsageError("attach --remote needs the PID of the process on the other node")
+    if not text.isdigit() or int(text) <= 0:
+        raise UsageError(f"{text!r} is not a process ID (attach --remote takes one)")
+    cfg = _session_config(args, "attach")
+    cfg.pid = int(text)
+    cfg.remote = args.remote
+    cfg.agent = False  # (it connects back over a local socket; the session says so in its console)
+    return cfg
 
 
 def cmd_core(args) -> int:

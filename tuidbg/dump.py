@@ -19,6 +19,13 @@ Two readers of one process, one walker (``tuidbg.gdbext.cpython_walk``):
   The fallback is per process (one consistent stop, one reader), and the JSON says which
   reader ran (``reader``) and why gdb did (``fallback``).
 
+- ``--remote HOST:PORT``: processes of another node, through the ``gdbserver --multi`` there
+  (``tuidbg.engine.remote``): the gdb reader, with gdb connected to it (``target
+  extended-remote``) before it attaches; what the report says of the process besides its
+  stacks (command line, parent, role, host) is read from the node's ``/proc`` over the same
+  connection. Nothing of this machine's ``/proc`` is read for those PIDs and nothing here
+  ptraces them. The processes are read one after the other (gdbserver serves one gdb at a time).
+
 Either way the process keeps running and is no longer traced. With ``--native`` each
 thread's native frames are printed too, Python frames in place of the eval-loop frames that
 run them and glue folded.
@@ -31,6 +38,8 @@ from __future__ import annotations
 
 import os
 import sys
+
+from tuidbg.launch import UsageError
 
 FRAMES_PER_THREAD = 100000
 
@@ -62,6 +71,9 @@ def add_dump_parser(sub):
     p.add_argument("--via-gdb", action="store_true",
                    help="read through gdb even for Python frames only (the slower reader, for comparison)")
     p.add_argument("--gdb", metavar="PATH", help="the gdb to use when reading through gdb")
+    p.add_argument("--remote", metavar="HOST:PORT",
+                   help="the PIDs are processes of another node, read through the gdbserver --multi HOST:PORT "
+                   "running there (gdb's remote protocol; start it there with: gdbserver --multi HOST:PORT)")
     p.add_argument("--jobs", metavar="N", type=int,
                    help="read at most N processes at once (default: the number of CPUs this process may use)")
     p.set_defaults(func=cmd_dump)
@@ -106,6 +118,7 @@ class _Args:
         self.gdb: str | None = None
         self.merge: list[str] | None = None
         self.jobs: int | None = None
+        self.remote: str | None = None
 
 
 _FLAGS = {"--native": "native", "--json": "json", "--nonblocking": "nonblocking", "--via-gdb": "via_gdb",
@@ -157,6 +170,8 @@ def cmd_dump(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: at least 1")
     gdb = find_gdb(args.gdb, False) if args.gdb else None
+    if args.remote:
+        return _dump_remote(args, gdb)
     from tuidbg import dumpmany
 
     pids, errors, found = dumpmany.targets(args.pid, bool(args.children))
@@ -176,6 +191,46 @@ def cmd_dump(args) -> int:
         return 2
     # (with --json and several PIDs, a dump that read none still says so, for --merge)
     return _write(R.document(procs, errors), bool(args.json), native, lines)
+
+
+def _dump_remote(args, gdb: str | None) -> int:
+    """``dump --remote HOST:PORT PID...``: each process read through the gdbserver --multi there, in turn."""
+    from tuidbg import dumpreport as R
+    from tuidbg.engine import remote
+    from tuidbg.launch import UsageError, find_gdb
+
+    try:
+        host = remote.host_of(args.remote)
+    except remote.BadAddress as exc:
+        raise UsageError(str(exc)) from None
+    for flag, name in ((args.children, "--children"), (args.nonblocking, "--nonblocking")):
+        if flag:
+            raise UsageError(f"{name} reads this machine's processes: not with --remote")
+    pids: list[int] = []
+    errors: list[dict] = []
+    for text in args.pid:
+        pid = int(text) if text.isdigit() and int(text) > 0 else None
+        if pid is None:
+            errors.append({"pid": text, "host": host, "error": f"{text!r} is not a process ID"})
+        elif pid not in pids:
+            pids.append(pid)
+    gdb = gdb or find_gdb(None, False)
+    procs: list[dict] = []
+    for pid in pids:
+        try:
+            procs.append(read_remote(pid, args.remote, native=bool(args.native), gdb=gdb))
+        except RemoteUnreachable:  # (the same for every PID: said once)
+            raise
+        except UsageError as exc:
+            errors.append({"pid": pid, "host": host, "error": str(exc)})
+    lines = [f"tuidbg: {e['error']}" for e in errors]
+    if not procs and (len(lines) == 1 or not args.json):
+        if len(lines) == 1:
+            raise UsageError(errors[0]["error"])
+        for line in lines:
+            print(line, file=sys.stderr)
+        return 2
+    return _write(R.document(procs, errors), bool(args.json), bool(args.native), lines)
 
 
 def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
@@ -348,16 +403,32 @@ def _report_head(pid: int) -> dict:
 # The gdb reader
 
 
-async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict:
-    """Attach, read every thread's stack, detach. Raises launch.UsageError with gdb's reason."""
+class RemoteUnreachable(UsageError):
+    """No gdbserver --multi at the address: no PID there can be read (one line)."""
+
+
+def read_remote(pid: int, address: str, *, native: bool = False, gdb: str = "gdb") -> dict:
+    """The report of process ``pid`` of another node (``--remote``); UsageError (one line), or
+    RemoteUnreachable when the gdbserver at ``address`` cannot be talked to."""
+    import asyncio
+
+    report = asyncio.run(dump(pid, gdb=gdb, native=native, remote=address))
+    report["reader"] = "gdb"
+    return report
+
+
+async def dump(pid: int, *, gdb: str = "gdb", native: bool = False, remote: str | None = None) -> dict:
+    """Attach, read every thread's stack, detach. Raises launch.UsageError with gdb's reason.
+    ``remote``: HOST:PORT of a gdbserver --multi on the node where ``pid`` runs."""
     import asyncio
 
     from tuidbg.engine.errors import EngineError, StartupError
+    from tuidbg.engine.remote import Unreachable
     from tuidbg.engine.session import DebugSession, SessionConfig
     from tuidbg.launch import UsageError
 
     # no extensions: no agent, no per-stop work beyond what we ask (read-only)
-    session = DebugSession(SessionConfig(mode="attach", pid=pid, gdb=gdb, nx=True))
+    session = DebugSession(SessionConfig(mode="attach", pid=pid, gdb=gdb, nx=True, remote=remote))
     # The refresh after the attach stop would read the selected frame's locals (slow with a libc
     # that has debug info) and frames that a dump reads itself: with no thread selected it only
     # lists the threads.
@@ -367,9 +438,12 @@ async def dump(pid: int, *, gdb: str = "gdb", native: bool = False) -> dict:
             await session.start()
             await session.launch()
             state = await _wait_stopped(session, 60)
+        except Unreachable as exc:
+            raise RemoteUnreachable(str(exc)) from None
         except (StartupError, EngineError) as exc:
             raise UsageError(str(exc)) from None
-        return await _report(session, state, pid, native)
+        head = await _remote_head(session, pid, remote) if remote else _report_head(pid)
+        return await _report(session, state, pid, native, head)
     finally:
         try:
             await asyncio.wait_for(session.close(how="detach"), 30)
@@ -395,7 +469,23 @@ async def _wait_stopped(session, timeout: float):
     return await session.wait_refreshed(timeout)
 
 
-async def _report(session, state, pid: int, native: bool) -> dict:
+async def _remote_head(session, pid: int, address: str) -> dict:
+    """``_report_head`` of a process of another node, from its /proc there (through gdb)."""
+    from tuidbg.dumpreport import ROLE_VARS
+    from tuidbg.engine import remote
+
+    got = await remote.facts(session, pid)
+    env = {}
+    for item in got.get("environ", b"").split(b"\0"):
+        k, eq, v = item.partition(b"=")
+        if eq and k.decode("ascii", "replace") in ROLE_VARS:
+            env[k.decode()] = v.decode("utf-8", "replace")
+    return {"pid": pid, "ppid": got.get("ppid"), "host": got.get("hostname") or remote.host_of(address),
+            "env": {k: env[k] for k in ROLE_VARS if k in env}, "remote": address,
+            "executable": got.get("executable", ""), "cmdline": got.get("cmdline", []), "python": None, "threads": []}
+
+
+async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
     from tuidbg.engine import pystack as P
     from tuidbg.engine.python import merge as M
     from tuidbg.engine.python.model import PyStack
@@ -403,7 +493,7 @@ async def _report(session, state, pid: int, native: bool) -> dict:
 
     import asyncio
 
-    report = _report_head(pid)
+    report = head
     try:
         ps = await P.collect(session, native="all" if native else "none")
     except EngineError as exc:

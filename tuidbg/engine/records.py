@@ -69,6 +69,8 @@ class Thread:
     @property
     def lwp(self) -> int | None:
         m = re.search(r"LWP (\d+)", self.target_id) or re.search(r"process (\d+)", self.target_id)
+        if m is None:  # a remote target's (gdbserver): "Thread PID.LWP"
+            m = re.search(r"Thread \d+\.(\d+)", self.target_id)
         return int(m.group(1)) if m else None
 
     @classmethod

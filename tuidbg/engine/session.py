@@ -20,7 +20,7 @@ import shlex
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
-from tuidbg.engine import mi, rescue
+from tuidbg.engine import mi, remote, rescue
 from tuidbg.engine.client import MIClient, Result
 from tuidbg.engine.commands.base import CMD_TIMEOUT, START_TIMEOUT, RefreshStage
 from tuidbg.engine.commands.breakpoints import BreakpointCommands
@@ -293,11 +293,17 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             except MIError as exc:
                 raise StartupError(f"cannot start {cfg.program}: {exc.message}") from exc
         elif cfg.mode == "attach":
-            self._note_target(int(cfg.pid or 0))
+            pid = int(cfg.pid or 0)
+            if cfg.remote:  # a process of another node, through gdbserver --multi (tuidbg.engine.remote)
+                await remote.connect(self, cfg.remote)
+            self._note_target(pid)
             try:
-                await self.cmd(f"-target-attach {int(cfg.pid or 0)}", timeout=START_TIMEOUT)
+                await self.cmd(f"-target-attach {pid}", timeout=START_TIMEOUT)
             except MIError as exc:
-                raise StartupError(attach_failure(int(cfg.pid or 0), exc.message)) from exc
+                why = remote.attach_failure(pid, cfg.remote, exc.message) if cfg.remote else attach_failure(pid, exc.message)
+                raise StartupError(why) from exc
+            if cfg.remote:
+                self._emit_console(mi.MIRecord(mi.TEXT, payload=await remote.after_attach(self)))
         elif cfg.mode == "core":
             try:
                 # -target-select core takes the quotes of a quoted path literally (gdb 13);
@@ -369,6 +375,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self.set_state(new)
 
     def _note_target(self, pid: int) -> None:
+        if self.config.remote:  # (its PID is another node's: nothing of this machine's /proc is it)
+            return
         info = rescue.proc_info(pid)
         self._target = (pid, info.start_time if info else None, info is not None and info.state == "T")
 
@@ -483,7 +491,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         detach: the program, stopped first so that no thread runs into a breakpoint meanwhile, gets its
         code back from under gdb's breakpoints, tuidbg's extensions switch off what they put in it
         (the Python agent, over its own socket), gdb is killed, and the program is continued, untraced.
-        kill: gdb is killed, and the program with it."""
+        kill: gdb is killed, and the program with it. A process of another node (``config.remote``) is
+        let go by another gdb through its gdbserver (``remote.release``)."""
         self._abandoned = True
         how = self._resolve_how(how)
         gdb = self._gdb_pid()
@@ -512,6 +521,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         if gdb:
             # kill a live gdb; wait for a dying one (its pipes close before the kernel detaches its tracees)
             rescue.kill_gdb(gdb)
+        if self.config.remote and how == "detach" and not self._detached and self._state.pid:
+            # (gdbserver on the node still traces it, with gdb's breakpoints in its code)
+            return remote.release(self.config, remote.breakpoint_addresses(self._state.breakpoints))
         if target is None:
             return "no program"
         pid, start, was_stopped = target

@@ -34,10 +34,11 @@ class SessionConfig:
     remember: str | None = None  # the file of remembered breakpoints (engine.remember); None: none
     fresh_state: bool = False  # --fresh: do not put the remembered ones back
     children: str = "none"  # which of the program's children stay under gdb: "python", "all" or "none"
+    remote: str | None = None  # attach through gdbserver --multi at HOST:PORT (tuidbg.engine.remote)
 
     def describe(self) -> str:
         if self.mode == "attach":
-            return f"process {self.pid}"
+            return f"process {self.pid}" + (f" on {self.remote}" if self.remote else "")
         if self.mode == "core":
             return f"{self.program} with core {self.core}"
         if self.program:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from tuidbg.engine import cxxthrow, pyagent
+from tuidbg.engine import cxxthrow, pyagent, remote
 from tuidbg.engine.errors import EngineError, GdbExited
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import user_frames
@@ -174,7 +174,8 @@ class ExecPart:
         if path.endswith(".py"):
             ag = pyagent.controller(self.session)
             if ag is None:
-                self.notify("Python breakpoints need tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
+                self.notify(remote.NO_AGENT if self.session.config.remote else
+                            "Python breakpoints need tuidbg's Python agent (a Python program under tuidbg run or attach)", markup=False)
                 return
 
             async def toggle_py() -> None:

@@ -97,7 +97,11 @@ class RunControl(CommandBase):
                     await asyncio.wait_for(self._wait_not_running(), 2.0)
                     return
                 except asyncio.TimeoutError:
-                    pass
+                    if self.config.remote:  # (no SIGINT of ours can reach another node's process)
+                        raise EngineError(
+                            "gdbserver did not stop the process: it interrupts with a SIGINT to the process's group, "
+                            "which fails when the process leads none (see gdbserver's terminal); a breakpoint still "
+                            "stops it, and quitting detaches it running") from None
         self._sigint_program()
 
     async def _wait_not_running(self) -> None:
@@ -106,7 +110,7 @@ class RunControl(CommandBase):
 
     def _sigint_program(self) -> None:
         pid = self._state.pid or self.config.pid
-        if pid:
+        if pid and not self.config.remote:  # (a remote PID is another node's: gdb interrupts it itself)
             try:
                 os.kill(pid, signal.SIGINT)
                 return
@@ -125,8 +129,8 @@ class RunControl(CommandBase):
     async def detach(self) -> None:
         if not self._state.has_process:
             return
-        if self._state.process is ProcessState.RUNNING:
-            await self.interrupt()
+        if self._state.process is ProcessState.RUNNING and not self.config.remote:
+            await self.interrupt()  # (a remote session's gdb detaches a running process itself: target-non-stop)
         await self.cmd("-target-detach")
         self._detached = True
         self.set_state(self._state.evolve(process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))

@@ -22,6 +22,8 @@ class Injection(AgentBase):
     # -- attach: loading the agent into a running process ------------------------------------------
 
     async def _inject(self) -> None:
+        if self.config.remote:  # (a process of another node: the agent's socket and boot file are local)
+            raise EngineError("it connects back over a local socket, which a process on another node cannot reach")
         s = self._session()
         pid = s.state.pid or self.config.pid
         self._share_with_target(pid)
