@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(attach)
     _add_fresh(attach)
-    attach.add_argument("pid", nargs="?", metavar="PID", help="process ID")
+    attach.add_argument("pid", nargs="*", metavar="PID",
+                        help="process ID; several are debugged together in one session (quitting detaches them all)")
+    attach.add_argument("--children", action="store_true",
+                        help="each PID with its descendants: a torchrun launcher's ranks, a DataLoader's workers")
     attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
     attach.add_argument("--no-agent", action="store_true",
                         help="do not load tuidbg's Python agent into the process (Python frames and locals are "
@@ -388,7 +391,7 @@ def cmd_attach(args) -> int:
 
         print(format_process_list())
         return 0
-    if args.pid is None:
+    if not args.pid:
         if not sys.stdin.isatty() or not sys.stdout.isatty():
             raise UsageError("attach needs a PID when not run in a terminal (tuidbg attach --list shows candidates)")
         from tuidbg.ui.picker import pick_process
@@ -396,10 +399,12 @@ def cmd_attach(args) -> int:
         picked = pick_process()
         if picked is None:
             return 1
-        args.pid = str(picked)
-    pid = check_pid(args.pid)
+        args.pid = [str(picked)]
+    pids = attach_pids(args.pid, args.children)
+    pid = pids[0]
     cfg = _session_config(args, "attach")
     cfg.pid = pid
+    cfg.more_pids = pids[1:]
     try:
         exe = os.readlink(f"/proc/{pid}/exe")
         cfg.python_target = os.path.basename(exe).startswith("python")
@@ -408,6 +413,31 @@ def cmd_attach(args) -> int:
     cfg.agent = cfg.python_target and not args.no_agent
     _remember(cfg, args)
     return run_ui(cfg, _ui_options(args))
+
+
+def attach_pids(texts: list[str], children: bool) -> list[int]:
+    """The processes of ``tuidbg attach PID... [--children]``, each once, each PID checked (one clear line
+    for one that cannot be attached to); with ``children``, each one's descendants after it (those
+    that ended meanwhile left out)."""
+    pids: list[int] = []
+    for text in texts:
+        pid = check_pid(text)
+        if pid not in pids:
+            pids.append(pid)
+        if not children:
+            continue
+        from tuidbg.dumpmany import descendants
+
+        for child in descendants(pid):
+            try:
+                child = check_pid(str(child))
+            except UsageError as exc:
+                if "zombie" in str(exc) or "no process" in str(exc):
+                    continue
+                raise
+            if child not in pids:
+                pids.append(child)
+    return pids
 
 
 def remote_attach_config(args):

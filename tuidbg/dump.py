@@ -294,7 +294,7 @@ def _direct(pid: int, nonblocking: bool, descendant: bool = False) -> tuple[dict
     try:
         snap = S.take(pid, stop=not nonblocking)
     except S.NotAllowed as exc:
-        from tuidbg.engine.session import attach_failure
+        from tuidbg.engine.errors import attach_failure
 
         raise UsageError(attach_failure(pid, f"{exc}: Operation not permitted")) from None
     except S.ProcessGone as exc:
@@ -471,7 +471,7 @@ async def _wait_stopped(session, timeout: float):
 
 async def _remote_head(session, pid: int, address: str) -> dict:
     """``_report_head`` of a process of another node, from its /proc there (through gdb)."""
-    from tuidbg.dumpreport import ROLE_VARS
+    from tuidbg.procread.proc import ROLE_VARS
     from tuidbg.engine import remote
 
     got = await remote.facts(session, pid)

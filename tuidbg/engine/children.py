@@ -58,7 +58,7 @@ class ChildProcesses(Extension):
         self.config = config
         self.policy = getattr(config, "children", "none") or "none"
         self.session = None
-        self._described: set[tuple[str, int]] = set()
+        self._described: set[tuple[str, int, bool]] = set()
         self._bg: set[asyncio.Task] = set()
 
     @property
@@ -83,13 +83,17 @@ class ChildProcesses(Extension):
 
     def _on_state(self, st: DebuggerState) -> None:
         for inf in st.inferiors:
-            if inf.pid and (inf.id, inf.pid) not in self._described:
-                self._described.add((inf.id, inf.pid))
+            # as it appears, and again at its first stop: gdb starts the program through a shell, which
+            # the program replaces after gdb has announced the process
+            key = (inf.id, inf.pid, inf.process is ProcessState.STOPPED)
+            if inf.pid and key not in self._described and (inf.id, inf.pid, True) not in self._described:
+                self._described.add(key)
                 self._describe(inf.id, inf.pid)
 
     def _describe(self, iid: str, pid: int) -> None:
         s = self.session
         facts = dict(
+            os_pid=pid,
             ppid=parent_of(pid),
             cmdline=tuple(cmdline_of(pid)),
             role_env=tuple(role_env(pid).items()),

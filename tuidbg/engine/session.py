@@ -27,14 +27,13 @@ from tuidbg.engine.commands.breakpoints import BreakpointCommands
 from tuidbg.engine.commands.data import DataCommands
 from tuidbg.engine.commands.run import RunControl
 from tuidbg.engine.commands.stack import StackCommands
-from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout, attach_failure
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
 from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
 from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
-from tuidbg.procread.proc import ptrace_scope, tracer_of
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -81,6 +80,7 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         # The program as a process: (pid, start time), known once it runs or is attached to; what
         # close() releases or ends when gdb cannot do it.
         self._target: tuple[int, int | None, bool] | None = None  # (pid, start time, stopped before us)
+        self._more_targets: list[tuple[int, int | None, bool]] = []  # attach PID PID...: the others
         self.watchdog = GdbWatchdog(self._gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
         self._activity_timer: asyncio.TimerHandle | None = None
         self._detached = False  # gdb detached from the program itself (its breakpoints are out)
@@ -304,6 +304,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
                 raise StartupError(why) from exc
             if cfg.remote:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=await remote.after_attach(self)))
+            if cfg.more_pids:
+                await self.attach_more(cfg.more_pids)
         elif cfg.mode == "core":
             try:
                 # -target-select core takes the quotes of a quoted path literally (gdb 13);
@@ -512,6 +514,16 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             n = rescue.restore_code(target[0], extra)
             if n:
                 log.info("put back the code under %d breakpoint(s) gdb left in process %d", n, target[0])
+        more: list[tuple[tuple[int, int | None, bool], bool]] = []  # attach PID PID...: the others, stopped by us?
+        if how == "detach" and self.config.mode == "attach" and not self._detached:
+            for t in self._more_targets:
+                info = rescue.proc_info(t[0])
+                if info is None or info.tracer not in (0, gdb) or not rescue.same_process(t[0], t[1]):
+                    continue
+                if gdb_alive:
+                    rescue.stop_process(t[0])
+                rescue.restore_code(t[0], {})
+                more.append((t, gdb_alive))
         if how == "detach":
             for ext in self.extensions:
                 try:
@@ -524,6 +536,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         if self.config.remote and how == "detach" and not self._detached and self._state.pid:
             # (gdbserver on the node still traces it, with gdb's breakpoints in its code)
             return remote.release(self.config, remote.breakpoint_addresses(self._state.breakpoints))
+        for (mpid, mstart, mwas), by_us in more:
+            rescue.release(mpid, mstart, leave_stopped=mwas, stopped_by_us=by_us, calm=0.3)
         if target is None:
             return "no program"
         pid, start, was_stopped = target
@@ -541,34 +555,3 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
 def shell_quote(arg: str) -> str:
     """Quote a program argument for gdb's start-up shell (gdb runs the program through /bin/sh)."""
     return shlex.quote(arg)
-
-
-_SCOPE_MEANING = {
-    0: "classic: any process of the same user may be traced",
-    1: "restricted: only descendants may be traced unless the target allows it",
-    2: "admin-only: tracing needs CAP_SYS_PTRACE",
-    3: "no attach: ptrace attach is disabled until reboot",
-}
-
-
-def attach_failure(pid: int, gdb_message: str) -> str:
-    """One line explaining why attaching failed, with what to do about ptrace refusals."""
-    low = gdb_message.lower()
-    if "not permitted" in low or "eperm" in low or "permission" in low:
-        tracer = tracer_of(pid)
-        if tracer:
-            return f"cannot attach to process {pid}: it is already traced by process {tracer} (a debugger or strace); detach that first"
-        scope = ptrace_scope()
-        scope_txt = (
-            f"kernel.yama.ptrace_scope is {scope} ({_SCOPE_MEANING.get(scope, 'unknown')})"
-            if scope is not None
-            else "kernel.yama.ptrace_scope is not available here"
-        )
-        return (
-            f"cannot attach to process {pid}: ptrace refused (Operation not permitted); "
-            f"{scope_txt}: run as the process's owner with 'sysctl kernel.yama.ptrace_scope=0', "
-            "or as root; in a container the tracer needs CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)"
-        )
-    if "no such process" in low:
-        return f"cannot attach to process {pid}: no such process"
-    return f"cannot attach to process {pid}: {gdb_message.strip()}"

@@ -35,10 +35,12 @@ class SessionConfig:
     fresh_state: bool = False  # --fresh: do not put the remembered ones back
     children: str = "none"  # which of the program's children stay under gdb: "python", "all" or "none"
     remote: str | None = None  # attach through gdbserver --multi at HOST:PORT (tuidbg.engine.remote)
+    more_pids: list[int] = field(default_factory=list)  # attach: the other processes of the session
 
     def describe(self) -> str:
         if self.mode == "attach":
-            return f"process {self.pid}" + (f" on {self.remote}" if self.remote else "")
+            more = f" and {len(self.more_pids)} more" if self.more_pids else ""
+            return f"process {self.pid}{more}" + (f" on {self.remote}" if self.remote else "")
         if self.mode == "core":
             return f"{self.program} with core {self.core}"
         if self.program:

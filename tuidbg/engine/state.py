@@ -111,6 +111,7 @@ class Inferior:
     cmdline: tuple[str, ...] = ()
     role_env: tuple[tuple[str, str], ...] = ()  # RANK, LOCAL_RANK, WORLD_SIZE... as it was started with
     left: str | None = None  # why tuidbg let it go (detached untouched): "not a Python program"
+    os_pid: int | None = None  # the process ID it had (``pid`` is None once it has exited)
 
 
 _INFERIOR_FIELDS = frozenset(f.name for f in fields(Inferior))

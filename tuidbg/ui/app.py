@@ -62,6 +62,7 @@ from tuidbg.ui.panes.io import ConsolePane, OutputPane
 from tuidbg.ui.panes.memory import MemoryView
 from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.panes.processes import ProcessesPane
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
 from tuidbg.ui.screens.modals import GdbHungScreen, QuitScreen
@@ -170,6 +171,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
         self._source_key: tuple | None = None
         self._cuda_tab: bool | None = None
+        self._processes_tab = False  # shown once a second process is under the debugger
+        self._processes_hidden = False
         self._health = watchdog.GdbHealth()
         self._hung_screen: GdbHungScreen | None = None
         self._hung_asked: dict[int, float] = {}  # command token -> wait time at which to ask (again)
@@ -193,6 +196,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                             yield CppFramesPane(id="cpp-frames")
                 with TabPane("Threads", id="tab-threads"):
                     yield ThreadsPane(id="threads")
+                with TabPane("Processes", id="tab-processes"):
+                    yield ProcessesPane(id="processes")
                 with TabPane("CUDA", id="tab-cuda"):
                     yield CudaPane(id="cuda")
             with TabbedContent(id="vars-group", initial="tab-locals"):
@@ -253,6 +258,9 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._native_attach(bridge)
         self.query_one(WatchPane).python_eval = self._python_watch
         self._cuda_tab: bool | None = None
+        if self._processes_tab:
+            self._processes_tab = False
+            self.query_one("#stack-group", TabbedContent).hide_tab("tab-processes")
         ag = pyagent.controller(session)
         if ag is not None:
             ag.on_message(self._agent_message)
@@ -264,6 +272,9 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
 
     def _show_cuda_tab(self) -> None:
         """The CUDA tab is there under cuda-gdb only (known once gdb has started)."""
+        if not self._processes_tab and not self._processes_hidden:
+            self._processes_hidden = True
+            self.query_one("#stack-group", TabbedContent).hide_tab("tab-processes")
         if not self.session.info.version or self._cuda_tab is not None:
             return
         self._cuda_tab = self.session.info.is_cuda
@@ -398,6 +409,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._show_cuda_tab()
         with self.batch_update():
             self._update_status(state)
+            self._update_processes(state)
             for p in self.query(CudaPane):
                 p.update_state(state)
             if settled:

@@ -30,6 +30,7 @@ PANES = {
     "python": ("py-list", "stack-group", "tab-stack"),
     "cpp": ("cpp-list", "stack-group", "tab-stack"),
     "threads": ("threads", "stack-group", "tab-threads"),
+    "processes": ("processes", "stack-group", "tab-processes"),
     "cuda": ("cuda", "stack-group", "tab-cuda"),
     "locals": ("locals", "vars-group", "tab-locals"),
     "watch": ("watch", "vars-group", "tab-watch"),
@@ -202,6 +203,10 @@ class SourcePart:
             return
         if name == "cuda" and not self.session.info.is_cuda:
             self.notify("the CUDA pane needs cuda-gdb: start tuidbg with --cuda", markup=False)
+            return
+        if name == "processes" and len(self.state.inferiors) < 2:
+            self.notify("one process under the debugger: its children appear here (tuidbg run --children)",
+                        markup=False)
             return
         if group and tab:
             self.query_one(f"#{group}", TabbedContent).active = tab

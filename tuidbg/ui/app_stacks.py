@@ -9,7 +9,7 @@ import logging
 from dataclasses import replace
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent
 
 from tuidbg.engine import cuda, mi, pyagent, pystack
 from tuidbg.engine.errors import EngineError
@@ -18,6 +18,7 @@ from tuidbg.engine.python.merge import merged_stack
 from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.state import DebuggerState
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
+from tuidbg.ui.panes.processes import ProcessesPane
 from tuidbg.ui.panes.tables import ThreadsPane
 from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane, python_extra
 from tuidbg.ui.screens.modals import ValueScreen
@@ -335,6 +336,19 @@ class StacksPart:
 
     def on_cpp_frames_pane_more_requested(self, message: CppFramesPane.MoreRequested) -> None:
         self._run(self.session.load_more_frames, "load more frames")
+
+    def _update_processes(self, state: DebuggerState) -> None:
+        """The Processes tab is there once a second process is under the debugger (``--children``)."""
+        if len(state.inferiors) > 1 and not self._processes_tab:
+            self._processes_tab = True
+            self.query_one("#stack-group", TabbedContent).show_tab("tab-processes")
+        if self._processes_tab:
+            self.query_one(ProcessesPane).update_state(state)
+
+    def on_processes_pane_process_chosen(self, message: ProcessesPane.ProcessChosen) -> None:
+        iid = message.inferior_id
+        if iid != self.state.selected_inferior:
+            self._run(lambda: self.session.select_process(iid), "select process", group="select")
 
     def on_threads_pane_thread_chosen(self, message: ThreadsPane.ThreadChosen) -> None:
         if message.thread_id != self.state.selected_thread:

@@ -35,6 +35,7 @@ class CommandBase:
     select_stages: list[RefreshStage]  # run again when the user selects another thread
     _refresh_task: asyncio.Task | None
     _prev_values: dict[tuple[str, str], str]
+    _more_targets: list[tuple[int, int | None, bool]]  # attach PID PID...: the others (pid, start time, stopped)
 
     if TYPE_CHECKING:  # provided by DebugSession, which puts the families together
 

@@ -6,11 +6,12 @@ import asyncio
 import logging
 import os
 import signal
+from dataclasses import replace
 
-from tuidbg.engine import mi
+from tuidbg.engine import mi, rescue
 from tuidbg.engine.commands.base import START_TIMEOUT, CommandBase
-from tuidbg.engine.errors import EngineError, MIError, Timeout
-from tuidbg.engine.state import ProcessState
+from tuidbg.engine.errors import EngineError, MIError, StartupError, Timeout, attach_failure
+from tuidbg.engine.state import ProcessState, PythonView
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -119,18 +120,58 @@ class RunControl(CommandBase):
         if self._transport is not None:
             self._transport.send_signal(signal.SIGINT)
 
+    async def attach_more(self, pids: list[int]) -> None:
+        """``tuidbg attach PID PID...``: each further process as an inferior of its own; all-stop, and a
+        continue resumes them all. The first stays the selected one."""
+        await self.cmd("-gdb-set schedule-multiple on")
+        for pid in pids:
+            res = await self.cmd("-add-inferior")
+            iid = str(res.get("inferior") or "")
+            info = rescue.proc_info(pid)
+            self._more_targets.append((pid, info.start_time if info else None, info is not None and info.state == "T"))
+            try:
+                await self.cmd(f"-target-attach --thread-group {iid} {pid}", timeout=START_TIMEOUT)
+            except MIError as exc:
+                raise StartupError(attach_failure(pid, exc.message)) from exc
+        # The first one shown again, read again: its refresh ran while gdb attached to the others (and
+        # gdb's selection moved to each of them)
+        first = self._state.inferiors[0]
+        if first.threads:
+            await self.cmd(f"-thread-select {first.threads[0].id}", check=False)
+        st = replace(self._state, selected_inferior=first.id)
+        self.set_state(st.evolve(refreshed=False, python=PythonView(agent=first.python.agent)))
+        self._start_refresh(first.generation)
+
     async def kill(self) -> None:
-        if self._state.has_process:
-            if self._state.process is ProcessState.RUNNING:
-                await self.interrupt()
+        live = self._state.live_inferiors()
+        if not live:
+            return
+        if any(inf.process is ProcessState.RUNNING for inf in live):
+            await self.interrupt()
+        if len(self._state.inferiors) > 1:  # (every process of the session: the children too)
+            await self.console("kill inferiors " + " ".join(inf.id.lstrip("i") for inf in self._state.live_inferiors()))
+        else:
             await self.console("kill")
-            self.set_state(self._state.evolve(process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(), locals=()))
+        st = self._state
+        for inf in live:
+            st = st.with_inferior(inf.id, process=ProcessState.EXITED, exit_description="killed", threads=(), frames=(),
+                                  locals=())
+        self.set_state(st)
 
     async def detach(self) -> None:
-        if not self._state.has_process:
+        """Let every process of the session go, running and untraced."""
+        live = self._state.live_inferiors()
+        if not live:
             return
-        if self._state.process is ProcessState.RUNNING and not self.config.remote:
+        if any(inf.process is ProcessState.RUNNING for inf in live) and not self.config.remote:
             await self.interrupt()  # (a remote session's gdb detaches a running process itself: target-non-stop)
-        await self.cmd("-target-detach")
+        if len(self._state.inferiors) > 1:
+            for inf in live:
+                await self.cmd(f"-target-detach {inf.id}")
+        else:
+            await self.cmd("-target-detach")
         self._detached = True
-        self.set_state(self._state.evolve(process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None))
+        st = self._state
+        for inf in live:
+            st = st.with_inferior(inf.id, process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None)
+        self.set_state(st)

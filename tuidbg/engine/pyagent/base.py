@@ -140,7 +140,13 @@ class AgentBase(Extension):
         if link is None:
             if self._link.pid is None and self._link.hello is None and len(st.inferiors) == 1:
                 return  # (the program's own, before it said hello)
-            link = ProcLink(AgentInfo(status="waiting", how="fork"), pid)
+            if self.config.mode == "attach":  # (tuidbg attach PID PID...: the agent goes into the first only)
+                info = AgentInfo(status="off", how="attach", pid=pid, message="tuidbg's Python agent is loaded into "
+                                 f"the first process of 'tuidbg attach' only ({self.config.pid}): Python stacks here, "
+                                 "Python breakpoints there")
+            else:
+                info = AgentInfo(status="waiting", how="fork", pid=pid)
+            link = ProcLink(info, pid)
             self._links[pid] = link
         self._link = link
 

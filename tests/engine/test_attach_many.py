@@ -1,0 +1,171 @@
+"""``tuidbg attach PID PID...`` and ``attach --children``: several running processes in one session
+(one gdb, an inferior each), each process's Python stack read from its memory, and every one let go
+unharmed at the end: running, untraced. Real processes: two sleeping Python programs on Debian's
+stripped python3.11, and a torchrun job (gloo, CPU) attached through its launcher."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import requires_gdb
+from helpers import DEBIAN_PY311, line_of
+from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, read_json, tracer_pid
+
+from tuidbg.cli import attach_pids
+from tuidbg.engine.state import ProcessState
+
+pytestmark = [requires_gdb, pytest.mark.slow,
+              pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11")]
+
+SLEEPERS = PY_PROGRAMS / "sleepers.py"
+BARRIER = PY_PROGRAMS / "torch_barrier.py"
+
+
+def _wait_for(paths, procs, timeout=120):
+    deadline = time.monotonic() + timeout
+    while not all(Path(p).exists() for p in paths):
+        for proc in procs:
+            assert proc.poll() is None, f"{proc.args} exited"
+        assert time.monotonic() < deadline, f"not ready: {paths}"
+        time.sleep(0.05)
+    time.sleep(0.3)
+
+
+def _running_untraced(pid):
+    assert tracer_pid(pid) == 0, pid
+    with open(f"/proc/{pid}/status") as f:
+        state = next(line for line in f if line.startswith("State:")).split(None, 1)[1]
+    assert not state.startswith(("t", "T", "Z")), (pid, state)
+
+
+def _kill_tree(proc):
+    import psutil
+
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        kids = []
+    for p in [psutil.Process(proc.pid), *kids]:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    proc.wait(30)
+
+
+async def _python_functions(s, iid: str) -> list[str]:
+    """The Python functions of every thread of process ``iid``, once it is selected and refreshed."""
+    await s.select_process(iid)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        st = s.state
+        if st.selected_inferior == iid and st.refreshed and st.python.stack is not None:
+            return [f.function for t in st.python.stack.threads for f in t.frames]
+        await __import__("asyncio").sleep(0.05)
+    raise AssertionError(f"no Python stack for {iid}: {s.state.python}")
+
+
+async def test_two_processes_in_one_session_then_both_let_go(make_session, tmp_path):
+    procs = []
+    s = None
+    try:
+        for i in range(2):
+            ready = tmp_path / f"ready{i}.json"
+            procs.append(subprocess.Popen([str(DEBIAN_PY311), str(SLEEPERS), str(i + 1), str(ready)],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        _wait_for([tmp_path / "ready0.json", tmp_path / "ready1.json"], procs)
+        pids = attach_pids([str(p.pid) for p in procs], children=False)
+        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=True, python_target=True)
+        await s.launch()
+        st = s.state
+        assert [inf.pid for inf in st.inferiors] == pids and st.selected_inferior == "i1"
+        assert all(inf.process is ProcessState.STOPPED for inf in st.inferiors)
+        for pid in pids:
+            assert tracer_pid(pid) != 0
+        # each process's own Python stack: one sleeper thread in the first, two in the second
+        first = await _python_functions(s, "i1")
+        second = await _python_functions(s, "i2")
+        assert first.count("sleeper_a") == 1 and "sleeper_b" not in first, first
+        assert second.count("sleeper_a") == 1 and second.count("sleeper_b") == 1, second
+        assert s.state.pid == pids[1]
+        # the agent went into the first process; the second says why it has none
+        assert s.state.python.agent is not None and s.state.python.agent.status == "off"
+        assert (await _python_functions(s, "i1")) == first  # back to the first: its own stack again
+        assert s.state.python.agent.status in ("connected", "waiting")
+        await s.cont()
+        await s.close()  # quit: detach every process
+        for pid in pids:
+            _running_untraced(pid)
+    finally:
+        if s is not None:
+            await s.close()  # (before the kill: a killed tracee is reaped by its tracer first)
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
+async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path):
+    odd = 1
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    s = None
+    launcher = subprocess.Popen(
+        [str(TORCH_PYTHON), "-m", "torch.distributed.run", "--nproc-per-node", "3", "--master-addr", "127.0.0.1",
+         "--master-port", str(_free_port()), str(BARRIER), str(tmp_path), str(odd)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        _wait_for([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
+        ranks = {r: read_json(tmp_path / f"rank-{r}.json")["pid"] for r in range(3)}
+        pids = attach_pids([str(launcher.pid)], children=True)
+        assert pids[0] == launcher.pid and set(ranks.values()) <= set(pids), (pids, ranks)
+        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=False, python_target=True,
+                               start=False)
+        await s.start()
+        await s.launch()
+        st = s.state
+        by_pid = {inf.pid: inf for inf in st.inferiors}
+        for r, pid in ranks.items():
+            inf = by_pid[pid]
+            assert dict(inf.role_env) == {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "3"}, inf.role_env
+            assert inf.ppid == launcher.pid
+        # the odd rank is in skip_barrier, the others wait in the barrier
+        odd_funcs = await _python_functions(s, by_pid[ranks[odd]].id)
+        assert "skip_barrier" in odd_funcs, odd_funcs
+        other = await _python_functions(s, by_pid[ranks[0]].id)
+        assert "barrier" in other and "skip_barrier" not in other, other
+        assert line_of(BARRIER, "skip_barrier") > 0
+        await s.close()
+        for pid in pids:
+            if os.path.exists(f"/proc/{pid}"):
+                _running_untraced(pid)
+    finally:
+        if s is not None:
+            await s.close()
+        _kill_tree(launcher)
+
+
+def test_attach_pids_checks_each_and_keeps_each_once():
+    from tuidbg.launch import UsageError
+
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        assert attach_pids([str(p.pid), str(p.pid)], children=False) == [p.pid]
+        with pytest.raises(UsageError, match="4000000"):
+            attach_pids([str(p.pid), "4000000"], children=False)
+        with pytest.raises(UsageError):
+            attach_pids(["12x"], children=False)
+    finally:
+        p.kill()
+        p.wait()
