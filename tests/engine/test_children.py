@@ -141,3 +141,18 @@ async def test_breakpoint_in_a_dataloader_worker(make_session):
     workers = {p for p, *_ in stops}
     assert main_pid not in workers and len(workers) == 2, (main_pid, stops)
     assert b"loaded [0, 1, 4, 9]" in out
+
+
+async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, "fork", "1")
+    await ctl.add_breakpoint(str(CHILDREN), line_of(CHILDREN, "child line"))
+    await s.launch()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.python.stop is not None and st.selected_inferior != "i1"
+    pids = [inf.pid for inf in st.inferiors if inf.pid]
+    assert len(pids) == 2
+    gdb = s._gdb_pid()
+    await s.close()  # quit (run mode: the program and its children end)
+    from faults.procs import assert_clean
+
+    assert_clean({gdb, *pids})

@@ -358,8 +358,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
 
     def _on_async(self, rec: mi.MIRecord) -> None:
         new = reduce(self._state, rec)
-        if new.pid and new.pid != self._state.pid:
-            self._note_target(new.pid)
+        main = new.inferiors[0].pid  # (the program, or the first PID attached to; the others: _more_targets)
+        if main and main != self._state.inferiors[0].pid:
+            self._note_target(main)
         if rec.kind == mi.NOTIFY and rec.cls == "library-loaded" and new.activity:
             self._linger_activity(new.activity)
         if rec.kind == mi.EXEC and rec.cls == "stopped":
