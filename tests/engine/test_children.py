@@ -8,8 +8,6 @@ anew), a shell child (not Python: let go), and a torch DataLoader's two workers.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
@@ -46,8 +44,10 @@ async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
             st = s.state
             raise AssertionError(f"no stop; seen {seen}; {st.process} selected {st.selected_inferior} "
                                  f"stop {st.stop and st.stop.describe()} python {st.python}; "
-                                 + repr([(i.id, i.pid, i.process.value, i.stop and i.stop.describe()) for i in st.inferiors]))
-        if not st.live_inferiors():  # (the program, then the children it left: a resource tracker)
+                                 + repr([(i.id, i.pid, i.os_pid, i.ppid, i.cmdline[-3:], i.process.value, i.stop and i.stop.describe()) for i in st.inferiors]))
+        if st.inferiors[0].process is ProcessState.EXITED and not st.is_stopped:
+            # The program has ended. The helpers it leaves (a forkserver, a resource tracker) end as it goes;
+            # gdb 13 now and then misses the exit of one that ends while gdb stops it (it stays "running").
             return seen
         if not st.is_stopped:
             continue
@@ -75,13 +75,16 @@ async def test_python_breakpoint_in_multiprocessing_children(make_session, how):
     pids = {p for p, *_ in stops}
     assert len(pids) == 2 and main_pid not in pids  # each child stopped in itself
     assert b"children said [4, 9] [0, 0]" in out and b"parent done" in out
+    gdb = s._gdb_pid()
+    everyone = {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
     st = s.state
     # what the Processes pane shows of each: its parent and its command line
-    for inf in st.inferiors[1:]:
-        assert inf.process in (ProcessState.EXITED, ProcessState.DETACHED), inf
     assert any(inf.ppid == main_pid for inf in st.inferiors[1:]), [(i.id, i.ppid) for i in st.inferiors]
-    for pid in pids:
-        assert not os.path.exists(f"/proc/{pid}"), f"child {pid} left behind"
+    await s.close()  # quit: whatever is left of the tree ends with the session
+    from faults.procs import assert_clean
+
+    assert_clean({gdb, *everyone})
+    assert pids <= everyone
 
 
 async def test_python_child_started_as_a_new_program(make_session):
@@ -153,6 +156,39 @@ async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
     assert len(pids) == 2
     gdb = s._gdb_pid()
     await s.close()  # quit (run mode: the program and its children end)
+    from faults.procs import assert_clean
+
+    assert_clean({gdb, *pids})
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
+async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path):
+    """tuidbg run -m torch.distributed.run: the launcher starts each rank as a new Python (subprocess),
+    which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role."""
+    import socket
+
+    barrier = PROGRAMS / "py" / "torch_barrier.py"
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                                 "--master-addr", "127.0.0.1", "--master-port", str(port), str(barrier),
+                                 str(tmp_path), "1")
+    line = line_of(barrier, "get_rank")
+    await ctl.add_breakpoint(str(barrier), line)
+    await s.launch()
+    ranks = {}
+    for _ in range(2):
+        st = await ctl.wait_stop(240)
+        assert st.is_stopped and st.python.stop is not None and st.python.stop.line == line, st.process
+        ranks[dict(st.inferior.role_env)["RANK"]] = st.pid
+        assert dict(st.inferior.role_env)["WORLD_SIZE"] == "2"
+        await ctl.resume()
+    assert sorted(ranks) == ["0", "1"] and s.state.inferiors[0].pid not in ranks.values()
+    gdb = s._gdb_pid()
+    pids = [inf.pid for inf in s.state.inferiors if inf.pid]
+    await s.close()
     from faults.procs import assert_clean
 
     assert_clean({gdb, *pids})

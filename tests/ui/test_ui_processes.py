@@ -9,7 +9,6 @@ from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
 from ui_helpers import make_app, until
 
-from tuidbg.engine.state import ProcessState
 from tuidbg.ui.panes.processes import ProcessesPane, tree_rows
 
 pytestmark = [requires_gdb, pytest.mark.slow,

@@ -719,6 +719,19 @@ _children = []  # (socket, token) when tuidbg keeps the program's children: fork
 
 
 
+def _no_vfork():
+    """subprocess starts children with fork, not vfork or posix_spawn (which vforks): gdb 13, keeping the
+    children of a multi-threaded parent, leaves one of the parent's other threads stopped after a vfork
+    (a torchrun launcher's store thread: its ranks then wait for it forever)."""
+    try:
+        import subprocess
+
+        subprocess._USE_VFORK = False
+        subprocess._USE_POSIX_SPAWN = False
+    except Exception:
+        pass
+
+
 def start_run(sock_path, token, children=False):
     """``tuidbg run``: start the agent if this process is one gdb debugs (not a child that inherited the
     variables but was let go)."""
@@ -726,6 +739,7 @@ def start_run(sock_path, token, children=False):
         return None
     if children:
         _children[:] = [sock_path, token]
+        _no_vfork()
     argv = _cmdline()
     try:
         from .pytest_plugin import register_if_pytest

@@ -58,7 +58,7 @@ class ChildProcesses(Extension):
         self.config = config
         self.policy = getattr(config, "children", "none") or "none"
         self.session = None
-        self._described: set[tuple[str, int, bool]] = set()
+        self._described: dict[str, tuple] = {}  # inferior -> what it was when last read from /proc
         self._bg: set[asyncio.Task] = set()
 
     @property
@@ -83,11 +83,11 @@ class ChildProcesses(Extension):
 
     def _on_state(self, st: DebuggerState) -> None:
         for inf in st.inferiors:
-            # as it appears, and again at its first stop: gdb starts the program through a shell, which
-            # the program replaces after gdb has announced the process
-            key = (inf.id, inf.pid, inf.process is ProcessState.STOPPED)
-            if inf.pid and key not in self._described and (inf.id, inf.pid, True) not in self._described:
-                self._described.add(key)
+            # as it appears, and again as it loads libraries and at each stop: gdb starts the program
+            # through a shell, which the program replaces after gdb has announced the process
+            key = (inf.id, inf.pid, inf.generation, len(inf.libraries))
+            if inf.pid and self._described.get(inf.id) != key:
+                self._described[inf.id] = key
                 self._describe(inf.id, inf.pid)
 
     def _describe(self, iid: str, pid: int) -> None:
@@ -102,8 +102,16 @@ class ChildProcesses(Extension):
             facts["executable"] = os.readlink(f"/proc/{pid}/exe")
         except OSError:
             pass
+
+        def apply() -> None:
+            inf = s.state.find(iid)
+            if inf is not None and inf.pid == pid and inf.ppid is not None:
+                facts["ppid"] = inf.ppid  # (the parent it had: once that exits, /proc says init or a subreaper)
+            if inf is not None and inf.pid == pid and any(getattr(inf, k) != v for k, v in facts.items()):
+                s.set_state(s.state.with_inferior(iid, **facts))
+
         try:
-            asyncio.get_running_loop().call_soon(lambda: s.set_state(s.state.with_inferior(iid, **facts)))
+            asyncio.get_running_loop().call_soon(apply)
         except RuntimeError:  # (no loop: a reducer test)
             pass
 

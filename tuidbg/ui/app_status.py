@@ -66,6 +66,10 @@ class StatusPart:
                 why = throw.describe() + (f"   ({key}: skip this throw site)" if key else "")
             elif state.python.native_step:
                 why = "stepped into native code"  # (tuidbg's temporary breakpoint, not one of the user's)
+            elif state.python.stop_pending:
+                why = "Python stop (reading it)"  # (the agent's own trap or breakpoint, not the user's)
+            elif stop is None and len(state.inferiors) > 1:
+                why = "stopped with the other processes (all-stop)"
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
             pyf = pyview.selected_frame(state, self.py_sel)

@@ -26,7 +26,7 @@ def skip_barrier():
 
 
 def step(ready_dir, odd):
-    rank = dist.get_rank()
+    rank = dist.get_rank()  # MARK:get_rank
     write_ready(ready_dir, rank)
     if rank == odd:
         skip_barrier()  # MARK:call_skip
