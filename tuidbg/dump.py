@@ -182,20 +182,11 @@ def cmd_dump(args) -> int:
     else:
         procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs, found)
         errors += more
-    lines = [f"tuidbg: {e['error']}" for e in errors]
-    if not procs and (len(lines) == 1 or not args.json):
-        if len(lines) == 1:
-            raise UsageError(errors[0]["error"])
-        for line in lines:
-            print(line, file=sys.stderr)
-        return 2
-    # (with --json and several PIDs, a dump that read none still says so, for --merge)
-    return _write(R.document(procs, errors), bool(args.json), native, lines)
+    return _finish(procs, errors, bool(args.json), native)
 
 
 def _dump_remote(args, gdb: str | None) -> int:
     """``dump --remote HOST:PORT PID...``: each process read through the gdbserver --multi there, in turn."""
-    from tuidbg import dumpreport as R
     from tuidbg.engine import remote
     from tuidbg.launch import UsageError, find_gdb
 
@@ -223,14 +214,23 @@ def _dump_remote(args, gdb: str | None) -> int:
             raise
         except UsageError as exc:
             errors.append({"pid": pid, "host": host, "error": str(exc)})
+    return _finish(procs, errors, bool(args.json), bool(args.native))
+
+
+def _finish(procs: list[dict], errors: list[dict], as_json: bool, native: bool) -> int:
+    """Print the dump (or, when nothing was read, the one error line or each error); the exit code."""
+    from tuidbg import dumpreport as R
+    from tuidbg.launch import UsageError
+
     lines = [f"tuidbg: {e['error']}" for e in errors]
-    if not procs and (len(lines) == 1 or not args.json):
+    if not procs and (len(lines) == 1 or not as_json):
         if len(lines) == 1:
             raise UsageError(errors[0]["error"])
         for line in lines:
             print(line, file=sys.stderr)
         return 2
-    return _write(R.document(procs, errors), bool(args.json), bool(args.native), lines)
+    # (with --json and several PIDs, a dump that read none still says so, for --merge)
+    return _write(R.document(procs, errors), as_json, native, lines)
 
 
 def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
@@ -471,17 +471,12 @@ async def _wait_stopped(session, timeout: float):
 
 async def _remote_head(session, pid: int, address: str) -> dict:
     """``_report_head`` of a process of another node, from its /proc there (through gdb)."""
-    from tuidbg.procread.proc import ROLE_VARS
     from tuidbg.engine import remote
+    from tuidbg.procread.proc import roles_in
 
     got = await remote.facts(session, pid)
-    env = {}
-    for item in got.get("environ", b"").split(b"\0"):
-        k, eq, v = item.partition(b"=")
-        if eq and k.decode("ascii", "replace") in ROLE_VARS:
-            env[k.decode()] = v.decode("utf-8", "replace")
     return {"pid": pid, "ppid": got.get("ppid"), "host": got.get("hostname") or remote.host_of(address),
-            "env": {k: env[k] for k in ROLE_VARS if k in env}, "remote": address,
+            "env": roles_in(got.get("environ", b"")), "remote": address,
             "executable": got.get("executable", ""), "cmdline": got.get("cmdline", []), "python": None, "threads": []}
 
 

@@ -94,12 +94,10 @@ class BreakpointLocation:
     file: str | None = None
     fullname: str | None = None
     line: int | None = None
-    thread_groups: tuple[str, ...] = ()  # the processes it is in (gdb's inferiors "i1"...)
 
     @classmethod
     def from_mi(cls, d: Mapping[str, Any]) -> BreakpointLocation:
         return cls(
-            thread_groups=tuple(str(g) for g in as_list(d.get("thread-groups"))),
             number=str(d.get("number", "")),
             enabled=d.get("enabled", "y") == "y",
             addr=str(d.get("addr", "")),
@@ -129,7 +127,6 @@ class Breakpoint:
     what: str | None = None
     thread: str | None = None
     locations: tuple[BreakpointLocation, ...] = ()
-    thread_groups: tuple[str, ...] = ()  # the processes a breakpoint of one location is in
     # Breakpoints tuidbg sets for itself (the Python agent's stop function) are hidden.
     internal: bool = False
 
@@ -191,7 +188,6 @@ class Breakpoint:
             what=d.get("what"),
             thread=thread,
             locations=locs,
-            thread_groups=tuple(str(g) for g in as_list(d.get("thread-groups"))),
         )
 
 

@@ -92,16 +92,21 @@ def parent_of(pid):
 def role_env(pid, names=ROLE_VARS):
     """{name: value} of ``names`` in the environment the process was started with (where torchrun,
     srun and mpirun put RANK, LOCAL_RANK, WORLD_SIZE), in ``names``'s order; {} when /proc does not say."""
-    found = {}
     try:
         with open("/proc/%d/environ" % pid, "rb") as f:
-            for item in f.read().split(b"\0"):
-                k, eq, v = item.partition(b"=")
-                key = k.decode("ascii", "replace")
-                if eq and key in names:
-                    found[key] = v.decode("utf-8", "replace")
+            return roles_in(f.read(), names)
     except OSError:
-        pass
+        return {}
+
+
+def roles_in(environ, names=ROLE_VARS):
+    """``role_env`` of the contents of a /proc/PID/environ (read here, or on another node)."""
+    found = {}
+    for item in environ.split(b"\0"):
+        k, eq, v = item.partition(b"=")
+        key = k.decode("ascii", "replace")
+        if eq and key in names:
+            found[key] = v.decode("utf-8", "replace")
     return {k: found[k] for k in names if k in found}
 
 
