@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import os
 
-from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from tuidbg.engine.state import DebuggerState, Inferior, ProcessState
-from tuidbg.ui.panes.lists import ReportsUserMoves
-from tuidbg.ui.text import shorten_path, visible
-
-
-def T(s: object, style: str = "") -> Text:
-    return Text(visible(str(s)), style=style, no_wrap=True, overflow="ellipsis")
+from tuidbg.ui.panes.tables import ChoosesRows, T
+from tuidbg.ui.text import shorten_path
 
 
 def role_of(inf: Inferior, parent: Inferior | None, index: int) -> str:
@@ -91,7 +86,7 @@ def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
     return out
 
 
-class ProcessesPane(ReportsUserMoves, DataTable):
+class ProcessesPane(ChoosesRows, DataTable):
     """The processes under the debugger; the cursor's is the selected one."""
 
     DEFAULT_CSS = """
@@ -103,6 +98,8 @@ class ProcessesPane(ReportsUserMoves, DataTable):
             super().__init__()
             self.inferior_id = inferior_id
             self.activated = activated
+
+    Chosen = ProcessChosen
 
     def __init__(self, **kw) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)
@@ -138,29 +135,3 @@ class ProcessesPane(ReportsUserMoves, DataTable):
             )
         if rows:
             self.move_cursor(row=cursor, animate=False)
-
-    def _user_moved(self) -> None:
-        if not self.row_count:
-            return
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        except Exception:
-            return
-        if key is not None and key != self.selected_id:
-            self.post_message(self.ProcessChosen(str(key), False))
-
-    def action_scroll_top(self) -> None:
-        super().action_scroll_top()
-        self._user_moved()
-
-    def action_scroll_bottom(self) -> None:
-        super().action_scroll_bottom()
-        self._user_moved()
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            self.post_message(self.ProcessChosen(str(event.row_key.value), True))

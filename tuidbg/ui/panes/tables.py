@@ -16,7 +16,42 @@ def T(s: object, style: str = "") -> Text:
     return Text(visible(str(s)), style=style, no_wrap=True, overflow="ellipsis")
 
 
-class ThreadsPane(ReportsUserMoves, DataTable):
+class ChoosesRows(ReportsUserMoves):
+    """Mixin for a DataTable whose row keys name what the user picks (a thread, a process): the cursor
+    moved by the user, or Enter on a row, posts the table's ``Chosen(key, activated)`` message;
+    ``selected_id`` is the row that is chosen already."""
+
+    selected_id: str | None
+    Chosen: type  # the table's message class, (key, activated)
+
+    def _user_moved(self) -> None:
+        if not self.row_count:
+            return
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:
+            return
+        if key is not None and key != self.selected_id:
+            self.post_message(self.Chosen(str(key), False))
+
+    def action_scroll_top(self) -> None:
+        super().action_scroll_top()  # type: ignore[misc]
+        self._user_moved()
+
+    def action_scroll_bottom(self) -> None:
+        super().action_scroll_bottom()  # type: ignore[misc]
+        self._user_moved()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            self.post_message(self.Chosen(str(event.row_key.value), True))
+
+
+class ThreadsPane(ChoosesRows, DataTable):
     DEFAULT_CSS = """
     ThreadsPane { height: 1fr; background: $surface; }
     """
@@ -26,6 +61,8 @@ class ThreadsPane(ReportsUserMoves, DataTable):
             super().__init__()
             self.thread_id = thread_id
             self.activated = activated
+
+    Chosen = ThreadChosen
 
     def __init__(self, **kw) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)
@@ -78,31 +115,6 @@ class ThreadsPane(ReportsUserMoves, DataTable):
         if state.threads:
             self.move_cursor(row=cursor, animate=False)
 
-    def _user_moved(self) -> None:
-        if not self.row_count:
-            return
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        except Exception:
-            return
-        if key is not None and key != self.selected_id:
-            self.post_message(self.ThreadChosen(str(key), False))
-
-    def action_scroll_top(self) -> None:
-        super().action_scroll_top()
-        self._user_moved()
-
-    def action_scroll_bottom(self) -> None:
-        super().action_scroll_bottom()
-        self._user_moved()
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            self.post_message(self.ThreadChosen(str(event.row_key.value), True))
 
 
 def bp_where(b: Breakpoint) -> str:
