@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,43 @@ def env_with(extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
     env.update(extra)
     return env
+
+
+def wait_for_files(paths, procs, timeout=120):
+    """Wait until every file in ``paths`` exists (the programs write them when ready); a program of
+    ``procs`` that exits meanwhile fails the test with its stderr."""
+    deadline = time.monotonic() + timeout
+    while not all(Path(p).exists() for p in paths):
+        for proc in procs:
+            if proc.poll() is not None:
+                raise AssertionError(f"{proc.args} exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not ready: {[p for p in paths if not Path(p).exists()]}")
+        time.sleep(0.05)
+    time.sleep(0.3)  # from writing the file to the sleep
+
+
+def kill_tree(proc):
+    """Kill ``proc`` and all its descendants (multiprocessing's helpers and torchrun's ranks
+    outlive a killed parent; the ranks are in sessions of their own)."""
+    import psutil
+
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        kids = []
+    for p in [psutil.Process(proc.pid), *kids]:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    proc.wait(30)
+    psutil.wait_procs(kids, timeout=30)
+
+
+def running_untraced(pid):
+    """The process runs on, untraced (left by a debugger unharmed)."""
+    assert tracer_pid(pid) == 0, pid
+    with open(f"/proc/{pid}/status") as f:
+        state = next(line for line in f if line.startswith("State:")).split(None, 1)[1]
+    assert not state.startswith(("t", "T", "Z")), (pid, state)

@@ -12,12 +12,11 @@ import signal
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
 from helpers import REPO, DEBIAN_PY311, line_of, run_tuidbg, tuidbg_cmd
-from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, read_json, tracer_pid
+from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, tracer_pid, wait_for_files
 from helpers import check_error
 
 pytestmark = [pytest.mark.slow,
@@ -36,49 +35,12 @@ def _env():
     return env
 
 
-def _wait_for(paths, procs, timeout=120):
-    deadline = time.monotonic() + timeout
-    while not all(Path(p).exists() for p in paths):
-        for proc in procs:
-            if proc.poll() is not None:
-                raise AssertionError(f"{proc.args} exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not ready: {[p for p in paths if not Path(p).exists()]}")
-        time.sleep(0.05)
-    time.sleep(0.3)  # from writing the file to the sleep
-
-
 def _start(args, ready, cleanup, **kw):
     proc = subprocess.Popen([str(DEBIAN_PY311), *map(str, args)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, **kw)
     cleanup.append(proc)
-    _wait_for([ready], [proc])
+    wait_for_files([ready], [proc])
     return proc
-
-
-def _kill_tree(proc):
-    """Kill ``proc`` and all its descendants (multiprocessing's helpers and torchrun's ranks
-    outlive a killed parent; the ranks are in sessions of their own)."""
-    import psutil
-
-    try:
-        kids = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.Error:
-        kids = []
-    for p in [psutil.Process(proc.pid), *kids]:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    proc.wait(30)
-    psutil.wait_procs(kids, timeout=30)
-
-
-def _running_untraced(pid):
-    assert tracer_pid(pid) == 0, pid
-    with open(f"/proc/{pid}/status") as f:
-        state = next(line for line in f if line.startswith("State:")).split(None, 1)[1]
-    assert not state.startswith(("t", "T", "Z")), (pid, state)
 
 
 def _dump_json(*args, timeout=120) -> dict:
@@ -106,7 +68,7 @@ def test_children_of_every_start_method(tmp_path, cleanup):
     try:
         _children_of_every_start_method(parent, read_json(ready))
     finally:
-        _kill_tree(parent)
+        kill_tree(parent)
 
 
 def _children_of_every_start_method(parent, tree):
@@ -138,7 +100,7 @@ def _children_of_every_start_method(parent, tree):
     assert other["note"].startswith("no CPython runtime in this process (found by --children: not read through gdb")
     assert [t["tid"] for t in other["threads"]] == [tree["other"]] and other["threads"][0]["frames"] == []
     for pid in procs:
-        _running_untraced(pid)
+        running_untraced(pid)
     # read one after the other in one process (--jobs 1), or by two workers: the same report
     for jobs in ("1", "2"):
         again = _dump_json("--children", "--jobs", jobs, parent.pid)
@@ -186,8 +148,8 @@ def test_bad_pid_among_several(tmp_path, cleanup):
     res = run_tuidbg("dump", "--json", "4000000", "4000001")
     assert res.returncode == 2 and res.stderr.count("\n") == 2
     assert json.loads(res.stdout)["processes"] == [] and len(json.loads(res.stdout)["errors"]) == 2
-    _running_untraced(a.pid)
-    _running_untraced(b.pid)
+    running_untraced(a.pid)
+    running_untraced(b.pid)
 
 
 @requires_gdb
@@ -211,7 +173,7 @@ def test_native_stacks_of_several_through_gdb_at_once(tmp_path, cleanup):
     alone = run_tuidbg("dump", "--native", str(a.pid), timeout=300)  # (one process: its addresses)
     assert alone.returncode == 0 and re.search(r"^\s+#\d+\s+0x[0-9a-f]+ in ", alone.stdout, re.M), alone.stdout
     for p in (a, b):
-        _running_untraced(p.pid)
+        running_untraced(p.pid)
 
 
 def test_signal_to_a_dump_of_several_lets_every_process_go(tmp_path, cleanup):
@@ -239,7 +201,7 @@ def test_signal_to_a_dump_of_several_lets_every_process_go(tmp_path, cleanup):
     time.sleep(0.2)
     for p in procs:
         assert p.poll() is None
-        _running_untraced(p.pid)
+        running_untraced(p.pid)
 
 
 def test_a_worker_killed_mid_read_costs_only_its_process(tmp_path, cleanup):
@@ -270,7 +232,7 @@ def test_a_worker_killed_mid_read_costs_only_its_process(tmp_path, cleanup):
     assert f"  {victim}: not read: process {victim}: its reader was killed by signal 9" in out
     time.sleep(0.2)
     for p in procs:
-        _running_untraced(p.pid)
+        running_untraced(p.pid)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,7 +255,7 @@ def test_torchrun_odd_rank_first(tmp_path):
          "--master-port", str(_free_port()), str(BARRIER), str(tmp_path), str(odd)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
-        _wait_for([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
+        wait_for_files([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
         ranks = {r: read_json(tmp_path / f"rank-{r}.json")["pid"] for r in range(3)}
 
         doc = _dump_json("--children", launcher.pid)
@@ -321,9 +283,9 @@ def test_torchrun_odd_rank_first(tmp_path):
             assert block.startswith(f"    skip_barrier ({BARRIER}:{line_of(BARRIER, 'skip_barrier')})\n")
             assert f"rank {odd}/3 local {odd}" in res.stdout
         for pid in procs:
-            _running_untraced(pid)
+            running_untraced(pid)
     finally:
-        _kill_tree(launcher)
+        kill_tree(launcher)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,7 +333,7 @@ def test_merge_dumps_of_two_nodes(tmp_path, cleanup):
     assert len(heads) == 3 and all(h.startswith(f"== 2 processes: {HOST}:{here.pid} node2:{there['pid']}")
                                    for h in heads), heads
     assert f"    sleeper_b ({SLEEPERS}:{line_of(SLEEPERS, 'wait_b')})" in res.stdout
-    _running_untraced(here.pid)
+    running_untraced(here.pid)
 
 
 def test_merge_bad_files(tmp_path):

@@ -9,12 +9,11 @@ import os
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, line_of
-from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, read_json, tracer_pid
+from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, tracer_pid, wait_for_files
 
 from tuidbg.cli import attach_pids
 from tuidbg.engine.state import ProcessState
@@ -24,38 +23,6 @@ pytestmark = [requires_gdb, pytest.mark.slow,
 
 SLEEPERS = PY_PROGRAMS / "sleepers.py"
 BARRIER = PY_PROGRAMS / "torch_barrier.py"
-
-
-def _wait_for(paths, procs, timeout=120):
-    deadline = time.monotonic() + timeout
-    while not all(Path(p).exists() for p in paths):
-        for proc in procs:
-            assert proc.poll() is None, f"{proc.args} exited"
-        assert time.monotonic() < deadline, f"not ready: {paths}"
-        time.sleep(0.05)
-    time.sleep(0.3)
-
-
-def _running_untraced(pid):
-    assert tracer_pid(pid) == 0, pid
-    with open(f"/proc/{pid}/status") as f:
-        state = next(line for line in f if line.startswith("State:")).split(None, 1)[1]
-    assert not state.startswith(("t", "T", "Z")), (pid, state)
-
-
-def _kill_tree(proc):
-    import psutil
-
-    try:
-        kids = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.Error:
-        kids = []
-    for p in [psutil.Process(proc.pid), *kids]:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    proc.wait(30)
 
 
 async def _python_functions(s, iid: str) -> list[str]:
@@ -78,7 +45,7 @@ async def test_two_processes_in_one_session_then_both_let_go(make_session, tmp_p
             ready = tmp_path / f"ready{i}.json"
             procs.append(subprocess.Popen([str(DEBIAN_PY311), str(SLEEPERS), str(i + 1), str(ready)],
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
-        _wait_for([tmp_path / "ready0.json", tmp_path / "ready1.json"], procs)
+        wait_for_files([tmp_path / "ready0.json", tmp_path / "ready1.json"], procs)
         pids = attach_pids([str(p.pid) for p in procs], children=False)
         s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=True, python_target=True)
         await s.launch()
@@ -100,7 +67,7 @@ async def test_two_processes_in_one_session_then_both_let_go(make_session, tmp_p
         await s.cont()
         await s.close()  # quit: detach every process
         for pid in pids:
-            _running_untraced(pid)
+            running_untraced(pid)
     finally:
         if s is not None:
             await s.close()  # (before the kill: a killed tracee is reaped by its tracer first)
@@ -126,7 +93,7 @@ async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path)
          "--master-port", str(_free_port()), str(BARRIER), str(tmp_path), str(odd)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
-        _wait_for([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
+        wait_for_files([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
         ranks = {r: read_json(tmp_path / f"rank-{r}.json")["pid"] for r in range(3)}
         pids = attach_pids([str(launcher.pid)], children=True)
         assert pids[0] == launcher.pid and set(ranks.values()) <= set(pids), (pids, ranks)
@@ -149,11 +116,11 @@ async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path)
         await s.close()
         for pid in pids:
             if os.path.exists(f"/proc/{pid}"):
-                _running_untraced(pid)
+                running_untraced(pid)
     finally:
         if s is not None:
             await s.close()
-        _kill_tree(launcher)
+        kill_tree(launcher)
 
 
 def test_attach_pids_checks_each_and_keeps_each_once():

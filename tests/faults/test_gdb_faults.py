@@ -14,18 +14,13 @@ import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c, wait_for, wait_stopped
+from helpers import wait_for, wait_stopped
 
 from faults.procs import answers, assert_clean, descendants, proc
 from tuidbg.engine import watchdog
 from tuidbg.engine.state import ProcessState
 
 pytestmark = requires_gdb
-
-
-@pytest.fixture(scope="module")
-def victim_prog(build_dir):
-    return compile_c(PROGRAMS / "victim.c", build_dir / "victim")
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c
 from ui_helpers import make_app, until, until_stopped
 
 from faults.procs import answers, proc
@@ -18,11 +17,6 @@ from tuidbg.engine.state import ProcessState
 from tuidbg.ui.screens.modals import GdbExitedScreen, GdbHungScreen
 
 pytestmark = requires_gdb
-
-
-@pytest.fixture(scope="module")
-def victim_prog(build_dir):
-    return compile_c(PROGRAMS / "victim.c", build_dir / "victim")
 
 
 @pytest.fixture

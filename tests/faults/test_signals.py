@@ -11,7 +11,6 @@ import sys
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c
 from tmux_term import tmux  # noqa: F401 (fixture)
 
 from faults.procs import answers, assert_clean, descendants, proc, wait_until
@@ -21,11 +20,6 @@ from tuidbg.ui.terminal import DEADLINE
 pytestmark = [requires_gdb, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")]
 
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT]
-
-
-@pytest.fixture(scope="module")
-def victim_prog(build_dir):
-    return compile_c(PROGRAMS / "victim.c", build_dir / "victim")
 
 
 def _tuidbg_pid(tmux) -> int:
