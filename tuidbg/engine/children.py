@@ -83,9 +83,9 @@ class ChildProcesses(Extension):
 
     def _on_state(self, st: DebuggerState) -> None:
         for inf in st.inferiors:
-            # as it appears, and again as it loads libraries and at each stop: gdb starts the program
-            # through a shell, which the program replaces after gdb has announced the process
-            key = (inf.id, inf.pid, inf.generation, len(inf.libraries))
+            # as it appears, and again as it loads libraries: gdb starts the program through a shell,
+            # which the program replaces after gdb has announced the process
+            key = (inf.id, inf.pid, len(inf.libraries))
             if inf.pid and self._described.get(inf.id) != key:
                 self._described[inf.id] = key
                 self._describe(inf.id, inf.pid)

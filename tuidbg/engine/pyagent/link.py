@@ -217,9 +217,6 @@ class AgentLink(AgentBase):
         await self._delete_bp(number)
 
     async def _delete_bp(self, number: str) -> None:
-        """Delete a stop function's breakpoint, unless another process's agent still uses it."""
-        if any(x.stub_bp == number for x in {self._link, *self._links.values()}):
-            return
         s = self.session
         if s is not None and s.client is not None and s.client.alive:
             await s.cmd(f"-break-delete {number}", check=False)
