@@ -64,14 +64,14 @@ def python_line(inf: Inferior) -> str:
 
 
 def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
-    """(process, depth, role) in tree order: each process after its parent, siblings by pid."""
+    """(process, depth, role) in tree order: each process after its parent, siblings in the order they
+    came; a process whose parent is not under the debugger is a root."""
     infs = [inf for inf in state.inferiors if inf.pid is not None or inf.process is not ProcessState.NOT_STARTED]
     by_pid = {inf.pid or inf.os_pid: inf for inf in infs if inf.pid or inf.os_pid}
-    known = {inf.id for inf in infs}
     kids: dict[str | None, list[Inferior]] = {}
     for inf in infs:
         parent = by_pid.get(inf.ppid) if inf.ppid else None
-        kids.setdefault(parent.id if parent is not None and parent.id in known else None, []).append(inf)
+        kids.setdefault(parent.id if parent is not None else None, []).append(inf)
     out: list[tuple[Inferior, int, str]] = []
 
     def walk(pid_key: str | None, depth: int, parent: Inferior | None) -> None:
