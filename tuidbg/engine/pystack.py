@@ -201,7 +201,8 @@ class PystackExtension(Extension):
 
     def _key(self, session: "DebugSession") -> tuple:
         st = session.state
-        return (session.config.program, frozenset(lib.id for lib in st.libraries))
+        # (per process: in a session of several, one where no Python was found says nothing of the others)
+        return (session.config.program, st.pid, frozenset(lib.id for lib in st.libraries))
 
     async def refresh(self, session: "DebugSession", generation: int) -> None:
         st = session.state

@@ -288,6 +288,7 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         cfg = self.config
         await self.load()
         if cfg.mode == "run":
+            await self.plain_vector_registers(cfg.program)
             try:
                 await self.cmd("-exec-run", timeout=START_TIMEOUT)
             except MIError as exc:
@@ -297,6 +298,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             if cfg.remote:  # a process of another node, through gdbserver --multi (tuidbg.engine.remote)
                 await remote.connect(self, cfg.remote)
             self._note_target(pid)
+            if not cfg.remote:
+                await self.plain_vector_registers(f"/proc/{pid}/exe")
             try:
                 await self.cmd(f"-target-attach {pid}", timeout=START_TIMEOUT)
             except MIError as exc:

@@ -8,7 +8,7 @@ import os
 import signal
 from dataclasses import replace
 
-from tuidbg.engine import mi, rescue
+from tuidbg.engine import mi, rescue, xstate
 from tuidbg.engine.commands.base import START_TIMEOUT, CommandBase
 from tuidbg.engine.errors import EngineError, MIError, StartupError, Timeout, attach_failure
 from tuidbg.engine.state import ProcessState, PythonView
@@ -120,27 +120,51 @@ class RunControl(CommandBase):
         if self._transport is not None:
             self._transport.send_signal(signal.SIGINT)
 
+    async def plain_vector_registers(self, program: str | None, iid: str | None = None) -> None:
+        """gdb before 14 on a CPU with AMX cannot write registers (an inferior call breaks the thread it
+        runs in): describe the target without AVX state, for the inferior ``iid`` (gdb's current one by
+        default) before it runs or attaches ``program`` (tuidbg.engine.xstate)."""
+        info = getattr(self, "info", None)
+        if info is None or not xstate.needs_sse_description(info.version, program):
+            return
+        opt = f"--thread-group {iid} " if iid else ""
+        await self.cmd(f"-interpreter-exec {opt}console {mi.quote('set tdesc filename ' + xstate.TDESC)}", check=False)
+
     async def attach_more(self, pids: list[int]) -> None:
         """``tuidbg attach PID PID...``: each further process as an inferior of its own; all-stop, and a
         continue resumes them all. The first stays the selected one."""
         await self.cmd("-gdb-set schedule-multiple on")
+        # The first process's refresh reads gdb's current process, which each attach below moves (a Python
+        # stack walked in an inferior that has no process yet said "no Python" for the first one).
+        await self.wait_refreshed(START_TIMEOUT)
         for pid in pids:
             res = await self.cmd("-add-inferior")
             iid = str(res.get("inferior") or "")
             info = rescue.proc_info(pid)
             self._more_targets.append((pid, info.start_time if info else None, info is not None and info.state == "T"))
+            await self.plain_vector_registers(f"/proc/{pid}/exe", iid)
             try:
                 await self.cmd(f"-target-attach --thread-group {iid} {pid}", timeout=START_TIMEOUT)
             except MIError as exc:
                 raise StartupError(attach_failure(pid, exc.message)) from exc
         # The first one shown again, read again: its refresh ran while gdb attached to the others (and
         # gdb's selection moved to each of them)
-        first = self._state.inferiors[0]
-        if first.threads:
-            await self.cmd(f"-thread-select {first.threads[0].id}", check=False)
-        st = replace(self._state, selected_inferior=first.id)
-        self.set_state(st.evolve(refreshed=False, python=PythonView(agent=first.python.agent)))
-        self._start_refresh(first.generation)
+        await self.show_again(self._state.inferiors[0].id)
+
+    async def show_again(self, iid: str) -> None:
+        """Process ``iid`` selected in gdb and shown again, read again: gdb's selection moved to other
+        processes meanwhile (attaching to them, loading the agent into them), and a refresh that ran
+        then may have read another process."""
+        inf = self._state.find(iid)
+        if inf is None:
+            return
+        if inf.threads:
+            await self.cmd(f"-thread-select {inf.threads[0].id}", check=False)
+        else:  # (its threads not read yet: gdb picks one)
+            await self.cmd(f"-interpreter-exec console {mi.quote('inferior ' + iid.lstrip('i'))}", check=False)
+        st = replace(self._state, selected_inferior=inf.id)
+        self.set_state(st.evolve(refreshed=False, python=PythonView(agent=inf.python.agent)))
+        self._start_refresh(self._state.inferior.generation)
 
     async def kill(self) -> None:
         live = self._state.live_inferiors()
