@@ -405,6 +405,7 @@ def cmd_attach(args) -> int:
     cfg = _session_config(args, "attach")
     cfg.pid = pid
     cfg.more_pids = pids[1:]
+    cfg.children = "python" if args.children else "none"  # (and the children they start from now on)
     try:
         exe = os.readlink(f"/proc/{pid}/exe")
         cfg.python_target = os.path.basename(exe).startswith("python")
@@ -451,6 +452,8 @@ def remote_attach_config(args):
         raise UsageError(str(exc)) from None
     if args.list:
         raise UsageError("--list shows this machine's processes: not with --remote (run tuidbg attach --list on the node)")
+    if getattr(args, "children", False):
+        raise UsageError("--children reads this machine's process tree: not with --remote (give the node's PIDs)")
     text = args.pid if isinstance(args.pid, str) else " ".join(args.pid or [])
     if not text:
         raise UsageError("attach --remote needs the PID of the process on the other node")

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 
-from . import _registry
+from . import _follow, _registry
 from . import protocol as P
 from ._breakpoints import Breakpoints
 from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
@@ -237,6 +237,7 @@ class Agent(object):
 
     def _disable(self):
         self.step = None
+        _follow.unfollow()
         self.bpt.install({})
         if sys.excepthook == self._excepthook and self._prev_excepthook is not None:
             sys.excepthook = self._prev_excepthook
@@ -721,19 +722,6 @@ _children = []  # (socket, token) when tuidbg keeps the program's children: fork
 
 
 
-def _no_vfork():
-    """subprocess starts children with fork, not vfork or posix_spawn (which vforks): gdb 13, keeping the
-    children of a multi-threaded parent, leaves one of the parent's other threads stopped after a vfork
-    (a torchrun launcher's store thread: its ranks then wait for it forever)."""
-    try:
-        import subprocess
-
-        subprocess._USE_VFORK = False
-        subprocess._USE_POSIX_SPAWN = False
-    except Exception:
-        pass
-
-
 def start_run(sock_path, token, children=False):
     """``tuidbg run``: start the agent if this process is one gdb debugs (not a child that inherited the
     variables but was let go)."""
@@ -741,7 +729,7 @@ def start_run(sock_path, token, children=False):
         return None
     if children:
         _children[:] = [sock_path, token]
-        _no_vfork()
+        _follow.adopt()
     argv = _cmdline()
     try:
         from .pytest_plugin import register_if_pytest
@@ -750,6 +738,22 @@ def start_run(sock_path, token, children=False):
     except Exception:
         pass
     return start(sock_path, token, "run")
+
+
+def start_attach(sock_path, token, several=False, children=False):
+    """``tuidbg attach``, from the boot script gdb's injection runs. ``several``: tuidbg debugs other
+    processes too (the stop function traps by itself, as gdb would put its breakpoint into all of
+    them); ``children``: tuidbg keeps this process's children from now on (``attach --children``),
+    which load the agent too (``_follow``)."""
+    if several or children:
+        _children[:] = [sock_path, token]
+    if children:
+        _follow.follow(sock_path, token, os.path.join(AGENT_DIR, "boot"))
+    agent = start(sock_path, token, "attach")
+    if agent is None:
+        _follow.unfollow()
+        _children[:] = []
+    return agent
 
 
 def _cmdline():

@@ -63,7 +63,7 @@ class ChildProcesses(Extension):
 
     @property
     def active(self) -> bool:
-        return self.policy in ("python", "all") and self.config.mode == "run"
+        return self.policy in ("python", "all") and self.config.mode in ("run", "attach")
 
     async def on_configure(self, session) -> None:
         self.session = session

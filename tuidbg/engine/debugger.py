@@ -24,7 +24,7 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     PyTorch's C++ throws that go with its exception stops, and the
     remembered breakpoints when there is a file for them; the program's children when it keeps them."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
-    if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and config.more_pids):
+    if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and (config.more_pids or config.children != "none")):
         exts.insert(0, ChildProcesses(config))  # (first: its stage lets a child's exec or exit go on)
     if config.agent:
         agent = PyAgent(config)

@@ -1,7 +1,8 @@
 """tuidbg's bootstrap for ``tuidbg attach``: run inside the target by gdb's injection.
 
 Executed with ``TUIDBG_ARGS`` in its globals (socket path, token, the directory
-holding tuidbg's package). On CPython 3.9-3.13 it runs as a pending call
+holding tuidbg's package, whether tuidbg debugs several processes and whether it
+keeps this one's children). On CPython 3.9-3.13 it runs as a pending call
 (``Py_AddPendingCall(PyRun_SimpleString, ...)`` scheduled by gdb) in the main
 thread; on 3.14 as the PEP 768 debugger script of the main thread. Either way
 it runs between two bytecodes, with the GIL, in a fresh namespace.
@@ -25,7 +26,7 @@ def _tuidbg_attach(args):
         finally:
             if not had_finder:
                 ns["uninstall"](finder)
-        core.start(args["socket"], args["token"], "attach")
+        core.start_attach(args["socket"], args["token"], args.get("several", False), args.get("children", False))
     except Exception as exc:
         sys.stderr.write("tuidbg agent: not loaded: %s: %s\n" % (type(exc).__name__, exc))
     finally:

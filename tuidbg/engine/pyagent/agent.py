@@ -84,7 +84,6 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._stub_check_pending = False
         self._had_process = False
         self._conn = 0  # counts agent connections (one per process)
-        self._injection: tuple | None = None  # the agent's load queued in an attached process, until hello
         self._shared = False  # the session's directory is shared with another user's process
         self._stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
         self._conns: set[asyncio.StreamWriter] = set()  # every connection to the agent's socket
@@ -408,7 +407,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         s = self.session
         try:
             if s is not None and s.state.has_process and s.client is not None and s.client.alive:
-                if s.state.is_running and self._injection is not None and not self._conn:
+                if s.state.is_running and self._injections_pending():
                     await s.interrupt()
                 await self._cancel_injection()
             if s is not None and self.info.connected and s.state.has_process:

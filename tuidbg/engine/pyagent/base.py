@@ -49,6 +49,7 @@ class ProcLink:
         self.interrupted_token = 0  # a step a native stop interrupted (for step_out_to_python)
         self.native_step = False  # "step into native" in progress
         self.native_tbreak: str | None = None
+        self.injection: tuple | None = None  # tuidbg attach: the agent's load queued in it, until hello
 
 
 def _per_process(name: str) -> property:
@@ -98,7 +99,6 @@ class AgentBase(Extension):
     _stub_check_pending: bool
     _had_process: bool
     _conn: int  # counts agent connections (one per process)
-    _injection: tuple | None  # the agent's load queued in an attached process, until hello
     _shared: bool  # the session's directory is shared with another user's process
     _conns: set[asyncio.StreamWriter]  # every connection to the agent's socket
 
@@ -140,12 +140,12 @@ class AgentBase(Extension):
         if link is None:
             if self._link.pid is None and self._link.hello is None and len(st.inferiors) == 1:
                 return  # (the program's own, before it said hello)
-            if self.config.mode == "attach":  # (tuidbg attach PID PID...: the agent goes into the first only)
-                info = AgentInfo(status="off", how="attach", pid=pid, message="tuidbg's Python agent is loaded into "
-                                 f"the first process of 'tuidbg attach' only ({self.config.pid}): Python stacks here, "
-                                 "Python breakpoints there")
-            else:
+            if self.config.mode == "attach" and pid != self.config.pid and pid not in self.config.more_pids:
+                # a child that appeared after the attach (--children): a fork loads the agent as it starts;
+                # a Python started anew loads it at start-up (tuidbg.agent._follow)
                 info = AgentInfo(status="waiting", how="fork", pid=pid)
+            else:
+                info = AgentInfo(status="waiting", how="attach" if self.config.mode == "attach" else "fork", pid=pid)
             link = ProcLink(info, pid)
             self._links[pid] = link
         self._link = link

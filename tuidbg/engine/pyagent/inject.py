@@ -7,11 +7,13 @@ from __future__ import annotations
 import logging
 import os
 import struct
+from dataclasses import replace
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
-from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, TUIDBG_PARENT
-from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS
+from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PARENT
+from tuidbg.engine.state import ProcessState
+from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -22,38 +24,87 @@ class Injection(AgentBase):
     # -- attach: loading the agent into a running process ------------------------------------------
 
     async def _inject(self) -> None:
+        """Into every process of the session (``tuidbg attach PID PID...``, ``--children``), the first
+        one first; one that cannot take it says why in its own agent status, and the others go on."""
         if self.config.remote:  # (a process of another node: the agent's socket and boot file are local)
             raise EngineError("it connects back over a local socket, which a process on another node cannot reach")
         s = self._session()
-        pid = s.state.pid or self.config.pid
+        st = s.state
+        procs = [(inf.id, inf.pid) for inf in st.inferiors if inf.pid and inf.process is not ProcessState.EXITED]
+        if not procs:  # (the attach's stop not read yet)
+            procs = [(st.inferiors[0].id, int(self.config.pid))]
+        first = procs[0][0] if procs else None
+        if len(procs) > 1:  # (the refresh under way reads gdb's current process, which this moves)
+            await s.wait_refreshed(30)
+        failures = []
+        for iid, pid in procs:
+            link = self._attach_link(pid)
+            try:
+                await self._inject_into(link, None if len(procs) == 1 else iid)
+            except (MIError, EngineError, Timeout) as exc:
+                if iid == first:
+                    raise
+                link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
+                failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
+        if len(procs) > 1:  # (each --thread-group moved gdb's selection: the first process is shown again)
+            await s.show_again(first)
+        self._publish()
+        for text in failures:
+            self._notify(text)
+
+    def _attach_link(self, pid: int) -> ProcLink:
+        """The link of an attached process, made before its agent says hello (the first process's is the
+        one the extension started with)."""
+        link = self._links.get(pid)
+        if link is None:
+            link = self._link if self._link.pid in (None, pid) else ProcLink(AgentInfo(status="waiting", how="attach"))
+            link.pid = pid
+            self._links[pid] = link
+        return link
+
+    async def _inject_into(self, link: ProcLink, iid: str | None) -> None:
+        """Load the agent into one process: ``iid`` names its inferior when it is not gdb's selected one."""
+        if iid:
+            await self._switch_inferior(iid)
+        pid = link.pid
         self._share_with_target(pid)
         version = await self._target_hexversion()
         why = "Python before 3.14 has no PEP 768 remote execution"
         if version is not None and version >= 0x030E0000:
             script = self._write_boot_script(pid)
-            ok, why = await self._inject_pep768(script)
+            ok, why = await self._inject_pep768(script, link)
             if ok:
-                self._set_info(status="waiting", message="the agent starts at the main thread's next Python line",
-                               inject=INJECT_PEP768, inject_note=None)
-                self._say_injected(pid)
+                link.info = replace(link.info, status="waiting", inject=INJECT_PEP768, inject_note=None,
+                                    message="the agent starts at the main thread's next Python line")
+                self._say_injected(link)
                 return
-        log.info("PEP 768 injection not used (%s); using a pending call", why)
-        await self._inject_pending_call(self._boot_code())
-        self._set_info(status="waiting", message="the agent starts when the main thread runs Python code",
-                       inject=INJECT_PENDING, inject_note=why)
-        self._say_injected(pid)
+        log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
+        await self._inject_pending_call(self._boot_code(), link)
+        link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
+                            message="the agent starts when the main thread runs Python code")
+        self._say_injected(link)
 
-    def _say_injected(self, pid: int | None) -> None:
+    async def _switch_inferior(self, iid: str) -> None:
+        """gdb's current inferior becomes ``iid`` (and its thread the selected one). Not MI's --thread-group
+        option: gdb 13 runs an inferior call under it with the wrong process's breakpoints (the call's
+        return breakpoint went into the other process, which died of it)."""
+        await self._session().cmd(f"-interpreter-exec console {mi.quote('inferior ' + iid.lstrip('i'))}")
+
+    def _say_injected(self, link: ProcLink) -> None:
         """Which path loaded the agent (and why not PEP 768): in the log and, through the listeners, the
         UI's console."""
-        text = f"Python agent injected into process {pid} {INJECT_WORDS[self.info.inject]}"
-        if self.info.inject_note:
-            text += f" (not PEP 768: {self.info.inject_note})"
+        text = f"Python agent injected into process {link.pid} {INJECT_WORDS[link.info.inject]}"
+        if link.info.inject_note:
+            text += f" (not PEP 768: {link.info.inject_note})"
         log.info("%s", text)
         self._notify(text)
 
-    def _boot_args(self) -> dict[str, str]:
-        return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT}
+    def _boot_args(self) -> dict[str, object]:
+        s = self.session
+        following = getattr(self.config, "children", "none") != "none"
+        several = following or (s is not None and len(s.state.inferiors) > 1)
+        return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT,
+                "several": several, "children": following}
 
     def _boot_code(self) -> str:
         """The Python statement the target runs to load the agent: self-contained (it needs no file of this
@@ -94,21 +145,32 @@ class Injection(AgentBase):
                 os.chmod(self._sock_path, 0o666)
 
     async def _cancel_injection(self) -> None:
-        """Before detaching from a process whose agent never said hello: the load queued in it must not
-        run once tuidbg is gone (it would find no debugger, or, before this fix, no boot file)."""
-        inj, self._injection = self._injection, None
-        if inj is None or self._conn:
-            return
+        """Before detaching: the load queued in a process whose agent never said hello must not run once
+        tuidbg is gone (it would find no debugger, or, before this fix, no boot file)."""
         s = self._session()
-        kind = inj[0]
-        try:
-            if kind == "pending":
-                # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
-                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {b'pass'.hex()}00")
-            elif kind == "pep768":
-                await s.cmd(f"-data-write-memory-bytes {inj[1]:#x} {struct.pack('<i', 0).hex()}")
-        except (MIError, Timeout) as exc:
-            log.info("cancelling the agent's load: %s", exc)
+        for link in list(self._links.values()) or [self._link]:
+            inj, link.injection = link.injection, None
+            if inj is None or link.hello is not None:
+                continue
+            kind, addr, iid = inj
+            try:
+                if iid and len(self._links) > 1:
+                    await self._switch_inferior(iid)
+                if kind == "pending":
+                    # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
+                    await s.cmd(f"-data-write-memory-bytes {addr:#x} {b'pass'.hex()}00")
+                elif kind == "pep768":
+                    await s.cmd(f"-data-write-memory-bytes {addr:#x} {struct.pack('<i', 0).hex()}")
+            except (MIError, Timeout) as exc:
+                log.info("cancelling the agent's load in %s: %s", link.pid, exc)
+
+    def _inferior_of(self, link: ProcLink) -> str | None:
+        st = self._state()
+        inf = next((i for i in st.inferiors if i.pid == link.pid), None) if st is not None else None
+        return inf.id if inf is not None else None
+
+    def _injections_pending(self) -> bool:
+        return any(link.injection is not None and link.hello is None for link in self._links.values())
 
     async def _target_hexversion(self) -> int | None:
         r = await self._session().cmd('-data-evaluate-expression "*(unsigned int*)&Py_Version"', check=False)
@@ -116,7 +178,7 @@ class Injection(AgentBase):
             return None  # no Py_Version: 3.10 or older
         return mi.to_int(r.get("value"))
 
-    async def _inject_pending_call(self, source: str) -> None:
+    async def _inject_pending_call(self, source: str, link: ProcLink) -> None:
         """3.9-3.13: Py_AddPendingCall(PyRun_SimpleString, page) as gdb inferior calls.
 
         The page comes from an inferior mmap (a plain system call: unlike malloc it takes no lock that a
@@ -144,11 +206,11 @@ class Injection(AgentBase):
             )
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError("Py_AddPendingCall refused (its queue is full)")
-            self._injection = ("pending", page)
+            link.injection = ("pending", page, self._inferior_of(link))
         finally:
             await s.cmd("-gdb-set unwindonsignal off", check=False)
 
-    async def _inject_pep768(self, script: str) -> tuple[bool, str]:
+    async def _inject_pep768(self, script: str, link: ProcLink) -> tuple[bool, str]:
         """3.14+: write the PEP 768 fields of the main thread state (no inferior call at all).
 
         The same fields in a free-threaded build (the eval-breaker bit is the one CPython's own
@@ -159,6 +221,7 @@ class Injection(AgentBase):
         during 3.14's betas.
         """
         s = self._session()
+
         r = await s.cmd('-data-evaluate-expression "(unsigned long)&_PyRuntime"', check=False)
         rt = mi.to_int(r.get("value")) if r.cls == "done" else None
         if not rt:
@@ -191,7 +254,7 @@ class Injection(AgentBase):
             return False, "script path too long"
         await s.cmd(f"-data-write-memory-bytes {tstate + rds + path_off:#x} {path.hex()}")
         await s.cmd(f"-data-write-memory-bytes {tstate + rds + pend:#x} {struct.pack('<i', 1).hex()}")
-        self._injection = ("pep768", tstate + rds + pend)
+        link.injection = ("pep768", tstate + rds + pend, self._inferior_of(link))
         breaker = struct.unpack("<Q", await s.read_memory(tstate + eb, 8))[0]
         await s.cmd(f"-data-write-memory-bytes {tstate + eb:#x} {struct.pack('<Q', breaker | (1 << 5)).hex()}")
         return True, ""

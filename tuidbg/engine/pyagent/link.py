@@ -136,7 +136,7 @@ class AgentLink(AgentBase):
         link.hello = msg
         self._conn += 1
         link.conn = self._conn
-        self._injection = None  # it ran
+        link.injection = None  # it ran
         if link.stub_bp is not None:
             number, link.stub_bp = link.stub_bp, None
             await self._delete_bp(number)
@@ -155,8 +155,8 @@ class AgentLink(AgentBase):
             main_native_id=msg.get("main_native_id"),
             control_native_id=msg.get("control_native_id"),
             agent_dir=str(msg.get("agent_dir") or AGENT_DIR),
-            inject=self.info.inject,
-            inject_note=self.info.inject_note,
+            inject=link.info.inject,
+            inject_note=link.info.inject_note,
             free_threaded=bool(msg.get("free_threaded")),
         )
         if msg.get("error") or not info.stub_addr:

@@ -1,0 +1,159 @@
+"""``tuidbg attach PID PID...`` with the Python agent in every process, and ``attach --children``
+following the children an attached process starts after the attach (a fork, and a Python started
+anew by multiprocessing's spawn), the agent in each of them; at the end every process runs on,
+untraced, with nothing of tuidbg's left in it (its environment and subprocess's switches as they
+were, no trace hook, no agent thread). Real processes on Debian's stripped python3.11."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import requires_gdb
+from helpers import DEBIAN_PY311, PROGRAMS, line_of
+from pystack_helpers import kill_tree, read_json, running_untraced, wait_for_files
+
+from tuidbg.engine import pyagent
+
+pytestmark = [requires_gdb, pytest.mark.slow,
+              pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11")]
+
+FAMILY = PROGRAMS / "py" / "family.py"
+TIMEOUT = 60
+
+
+def _start(d) -> subprocess.Popen:
+    d.mkdir(exist_ok=True)
+    p = subprocess.Popen([str(DEBIAN_PY311), str(FAMILY), str(d)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    wait_for_files([d / f"ready-{p.pid}.json"], [p])
+    return p
+
+
+def _report(d, pid: int) -> dict:
+    path = d / f"report-{pid}.json"
+    if path.exists():
+        path.unlink()
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    while not path.exists():
+        assert time.monotonic() < deadline, f"process {pid} wrote no report"
+        time.sleep(0.02)
+    return read_json(path)
+
+
+def _as_before(after: dict, before: dict) -> None:
+    for key in ("env", "vfork", "trace", "monitoring", "threads", "excepthook"):
+        assert after[key] == before[key], f"{key}: {before[key]} -> {after[key]}"
+
+
+async def _python_stop(s, ctl):
+    """The next Python stop (a stop of another kind is an error here)."""
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.is_stopped and st.python.stop is not None, (st.process, st.stop and st.stop.describe(), st.python)
+    return st
+
+
+async def test_every_attached_process_gets_the_agent(make_session, tmp_path):
+    procs = [_start(tmp_path / "a"), _start(tmp_path / "b")]
+    pids = [p.pid for p in procs]
+    before = {p.pid: _report(d, p.pid) for p, d in zip(procs, (tmp_path / "a", tmp_path / "b"))}
+    s = None
+    try:
+        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=True, python_target=True)
+        ctl = pyagent.controller(s)
+        await s.launch()
+        line = line_of(FAMILY, "tick line")
+        await ctl.add_breakpoint(str(FAMILY), line)
+        await ctl.resume()
+        stopped_in = set()
+        for _ in range(12):  # both run into the breakpoint, 50 times a second; all-stop shows one at a time
+            st = await _python_stop(s, ctl)
+            assert (st.python.stop.func, st.python.stop.line) == ("tick", line)
+            agent = st.inferior.python.agent
+            assert agent.connected and agent.pid == st.pid and agent.how == "attach", agent
+            stopped_in.add(st.pid)
+            assert (await ctl.evaluate("n")).isdigit()
+            if stopped_in == set(pids):
+                break
+            await ctl.resume()
+        assert stopped_in == set(pids), stopped_in
+        # each process's agent reports its own stop function, which traps by itself (several processes)
+        agents = {inf.pid: inf.python.agent for inf in s.state.inferiors}
+        assert all(a is not None and a.stub_traps for a in agents.values()), agents
+        await s.close()  # quit at the Python stop: every process let go
+        s = None
+        for p, d in zip(procs, (tmp_path / "a", tmp_path / "b")):
+            running_untraced(p.pid)
+            _as_before(_report(d, p.pid), before[p.pid])
+    finally:
+        if s is not None:
+            await s.close()
+        for p in procs:
+            kill_tree(p)
+
+
+async def test_attach_children_follows_the_children_it_starts_after_the_attach(make_session, tmp_path):
+    d = tmp_path / "f"
+    parent = _start(d)
+    before = _report(d, parent.pid)
+    s = None
+    kids: list[int] = []
+    try:
+        s = await make_session(mode="attach", pid=parent.pid, agent=True, python_target=True, children="python")
+        ctl = pyagent.controller(s)
+        await s.launch()
+        line = line_of(FAMILY, "child line")
+        bp = await ctl.add_breakpoint(str(FAMILY), line)
+        await ctl.resume()
+        for how, first_n in (("fork", 101), ("spawn", 201)):
+            # each child's first pass only (the fork's own loop would stop it 50 times a second)
+            await ctl.set_condition(bp.id, f"n == {first_n - 1}")
+            if how == "spawn":
+                await ctl.resume()
+            (d / how).write_text("")
+            st = await _python_stop(s, ctl)
+            stop = st.python.stop
+            assert (stop.func, stop.line) == ("child_work", line), stop
+            assert st.pid != parent.pid and st.pid not in kids
+            kids.append(st.pid)
+            assert st.inferior.ppid == parent.pid or how == "spawn", (st.inferior.ppid, parent.pid)
+            assert await ctl.evaluate("n") == str(first_n - 1)  # its first pass: the line has not run yet
+            agent = st.inferior.python.agent
+            assert agent.connected and agent.pid == st.pid, agent
+            assert int((d / f"started-{how}").read_text()) == st.pid
+        assert [inf.pid for inf in s.state.inferiors][:1] == [parent.pid]
+        assert set(kids) <= {inf.pid for inf in s.state.inferiors}
+        await s.close()  # quit at the spawned child's Python stop
+        s = None
+        for pid in [parent.pid, *kids]:
+            running_untraced(pid)
+        _as_before(_report(d, parent.pid), before)
+        (d / "stop").write_text("")
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in kids):  # the children end by themselves, untouched by SIGTRAP
+            assert time.monotonic() < deadline, [pid for pid in kids if _alive(pid)]
+            time.sleep(0.05)
+    finally:
+        if s is not None:
+            await s.close()
+        kill_tree(parent)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def test_attach_children_is_refused_with_remote():
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "tuidbg", "attach", "--remote", "127.0.0.1:1", "--children", "123"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "--children" in r.stderr and "Traceback" not in r.stderr, r.stderr
