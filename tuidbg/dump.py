@@ -326,6 +326,8 @@ def _direct(pid: int, nonblocking: bool, descendant: bool = False,
         if nonblocking:
             return _direct_report(pid, None, error=str(exc)), None
         return None, str(exc)
+    if snap.interp is None:  # (--native: a process without Python, its native stacks read)
+        return _native_report(pid, snap, note="no CPython runtime in this process"), None
     bad = [r for r in snap.recs if r.error]
     if bad and not nonblocking:
         return None, f"thread state {bad[0].tstate:#x}: {bad[0].error}"
@@ -343,11 +345,11 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
         report["note"] = note
     if error:
         report["error"] = error
-    if snap is None:
+    if snap is None or snap.interp is None:
         from tuidbg.procread.proc import ProcessGone, list_threads
 
         try:
-            tids = list_threads(pid)
+            tids = list_threads(pid) if snap is None else snap.tids
         except ProcessGone:
             tids = []
         by_lwp = {}
@@ -370,7 +372,7 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
             if rec.error:
                 entry["python_error"] = rec.error
         report["threads"].append(entry)
-    if snap is not None:
+    if snap is not None and snap.interp is not None:
         orphans = [r for r in snap.recs if r.gdb is None and r.frames]
         if orphans:
             report["orphan_thread_states"] = [
@@ -379,16 +381,18 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
     return report
 
 
-def _native_report(pid: int, snap) -> dict:
+def _native_report(pid: int, snap, note: str | None = None) -> dict:
     """The direct reader's report with --native: every thread's merged stack, as the gdb reader's."""
     from tuidbg.engine.python.model import stack_from_dict
     from tuidbg.engine.records import Frame
     from tuidbg.gdbext.cpython_walk import result_dict
 
-    report = _direct_report(pid, snap)
-    res = result_dict(snap.interp, snap.recs)
-    res["status"] = "ok"
-    ps = stack_from_dict(res, "memory")
+    report = _direct_report(pid, snap, note=note)
+    ps = None
+    if snap.interp is not None:
+        res = result_dict(snap.interp, snap.recs)
+        res["status"] = "ok"
+        ps = stack_from_dict(res, "memory")
     for entry in report["threads"]:
         stack = snap.stacks.get(entry["tid"])
         frames = [Frame(level=f.level, addr="0x%016x" % f.pc, func=f.name or "??", library=f.library)

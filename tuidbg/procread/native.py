@@ -9,7 +9,9 @@ symbol with a size names only the addresses it covers ("??" past its end, as gdb
 Parsed files (CFI rows, symbols) are cached per file, across threads and processes.
 
 A stack ends cleanly at its outermost frame: the return address column undefined (``_start``,
-``clone3``), or a return address of 0. Anything else ends it early and ``Stack.cut`` says why
+``clone3``), a return address of 0, or the executable's ``main`` (as gdb's ``backtrace``, which
+does not go past main either). A signal trampoline's frame (its CIE says 'S') is named
+``<signal handler called>``, as gdb names it. Anything else ends it early and ``Stack.cut`` says why
 (no mapped file or no FDE at an address, a CFA that does not grow, memory that cannot be
 read, CFI this reader does not understand): ``tuidbg dump`` then reads that process through
 gdb, whose unwinder has more tricks (prologue analysis, frame pointers).
@@ -17,11 +19,12 @@ gdb, whose unwinder has more tricks (prologue analysis, frame pointers).
 How these frames differ from gdb's, for the same stack (the addresses are the same):
 
 - names: gdb prefers debug info (DWARF) where there is some, and demangles C++ names; this
-  reader takes the symbol table (LOCAL names first where several name one address, as glibc's
-  ``__GI___clock_nanosleep``), versioned names without their ``@VERSION``, and does not
-  demangle (C++ frames keep their ``_Z...`` names);
-- no inline frames (gdb shows a function inlined into another as a frame of its own when it has
-  debug info), no file and line (no DWARF line tables are read);
+  reader takes the symbol table (LOCAL names first where several name one address: glibc's
+  ``__clock_nanosleep`` where gdb says ``__GI___clock_nanosleep``), versioned names without
+  their ``@VERSION``, and does not demangle (C++ frames keep their ``_Z...`` names);
+- no inline frames and no tail-call frames (gdb shows a function inlined into another, and one
+  that a tail call left, as frames of their own when debug info says so: glibc's ``read`` is
+  two frames at one address there, one here), no file and line (no DWARF line tables are read);
 - ``library`` is the mapped file of every frame (gdb says it only for frames it cannot name).
 """
 
@@ -36,6 +39,7 @@ from .regs import registers
 from .unwind import MASK, RA, CfiError, Cfi, Image, eval_expr
 
 MAX_FRAMES = 100000
+SIGNAL_FRAME = "<signal handler called>"  # a signal trampoline's frame, named as gdb names it
 DEBUG_DIR = "/usr/lib/debug"
 _files = {}  # (path, mtime, size) -> _File (or None: not ELF, or unreadable)
 _U64 = struct.Struct("<Q").unpack_from
@@ -255,10 +259,14 @@ class Unwinder(object):
                 return Stack(frames, "more than %d frames" % max_frames)
             if elf is None:
                 return Stack(frames, "%s is not an ELF file this reader can read" % path)
+            if name == "main" and path == self.target.exe:
+                return Stack(frames, None)  # (gdb's backtrace stops at main too: past it, the C runtime's start)
             try:
                 row = elf.cfi().row(off)
                 if row is None:
                     return Stack(frames, "no unwind information for %#x in %s" % (pc, path))
+                if row[2]:
+                    frames[-1].name = SIGNAL_FRAME
                 regs, cfa = _step(row, regs, read_u64)
             except ReadError as exc:
                 return Stack(frames, "cannot read the stack of frame %d: %s" % (level, exc))

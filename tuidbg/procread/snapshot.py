@@ -10,7 +10,8 @@ With ``native=True`` each stopped thread's native stack is unwound too (``native
 by ptrace, the CFI of the mapped files) and the Python frames get the native level of the
 eval-loop frame that runs them (``Snapshot.stacks``); ``NativeUnsupported`` says why this
 reader cannot (another architecture, a thread that did not stop, a stack it cannot unwind to
-its end), and the caller reads the process through gdb instead.
+its end), and the caller reads the process through gdb instead. A process without a CPython
+runtime (a C/C++ program) gives native stacks only (``interp`` None, ``no_python`` why).
 
 Errors: ``NotAllowed`` (ptrace refused: permissions, Yama, a container without
 CAP_SYS_PTRACE), ``ProcessGone``, ``Signalled`` (tuidbg got SIGTERM/SIGHUP/SIGQUIT; the
@@ -47,6 +48,7 @@ class Snapshot(object):
         self.tids = tids  # the threads, main thread first (thread number = index + 1)
         self.stopped = stopped  # False: read while running (--nonblocking)
         self.stacks = stacks  # native=True: {tid: native.Stack}
+        self.no_python = None  # native=True: why there is no ``interp`` (no CPython runtime found)
 
 
 def _gone_or(pid, exc):
@@ -74,14 +76,19 @@ def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=Fals
             interp = Interpreter(target)
         except ReadError as exc:
             raise _gone_or(pid, WalkError("cannot read the Python runtime: %s" % exc))
-        except (NoPython, WalkError) as exc:
+        except NoPython as exc:
+            if not native:
+                raise _gone_or(pid, exc)
+            interp = None  # (native stacks still: a C/C++ program)
+            no_python = str(exc)
+        except WalkError as exc:
             raise _gone_or(pid, exc)
         try:
             if stop:
                 with Freeze(pid, timeout) as fz:
                     target.tids = fz.tids
                     stacks = _native(target, fz) if native else None
-                    recs = _walk(target, interp, max_frames, stacks)
+                    recs = _walk(target, interp, max_frames, stacks) if interp is not None else []
             else:
                 stacks = None
                 recs = _walk(target, interp, max_frames)
@@ -93,7 +100,10 @@ def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=Fals
             raise _gone_or(pid, exc)
         if any(r.error for r in recs) and exiting(pid):
             raise ProcessGone("process %d exited while its stacks were being read" % pid, errno.ESRCH)
-        return Snapshot(pid, interp, recs, list(target.tids or ()), stop, stacks)
+        snap = Snapshot(pid, interp, recs, list(target.tids or ()), stop, stacks)
+        if interp is None:
+            snap.no_python = no_python
+        return snap
     finally:
         target.close()
 
