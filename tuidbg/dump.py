@@ -44,6 +44,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tuidbg import dumpframes as F
 from tuidbg.launch import UsageError
 
 FRAMES_PER_THREAD = 100000
@@ -365,7 +366,7 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
             "tid": tid,
             "name": _comm(pid, tid),
             "main": tid == pid,
-            "frames": [_rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
+            "frames": [F.rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
         }
         if rec is not None:
             entry["truncated"] = rec.truncated
@@ -376,7 +377,7 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
         orphans = [r for r in snap.recs if r.gdb is None and r.frames]
         if orphans:
             report["orphan_thread_states"] = [
-                {"thread_id": r.thread_id, "frames": [_rec_frame_dict(f) for f in r.frames]} for r in orphans
+                {"thread_id": r.thread_id, "frames": [F.rec_frame_dict(f) for f in r.frames]} for r in orphans
             ]
     return report
 
@@ -397,21 +398,8 @@ def _native_report(pid: int, snap, note: str | None = None) -> dict:
         stack = snap.stacks.get(entry["tid"])
         frames = [Frame(level=f.level, addr="0x%016x" % f.pc, func=f.name or "??", library=f.library)
                   for f in (stack.frames if stack is not None else ())]
-        _merge_into(entry, frames, ps.thread(entry["id"]) if ps is not None and ps.ok else None, ps)
+        F.merge_into(entry, frames, ps.thread(entry["id"]) if ps is not None and ps.ok else None, ps)
     return report
-
-
-def _merge_into(entry: dict, frames, py, ps) -> None:
-    """A thread's entry with --native: its native ``frames`` and Python thread ``py`` merged and folded."""
-    from tuidbg.engine.python import merge as M
-
-    rows = M.fold(M.merge(frames, py, ps))
-    entry["frames"] = [d for r in rows for d in _row_dicts(r)]
-    notes = [r.label for r in rows if r.kind == "note"]
-    if py is not None and not py.merged and py.frames:
-        notes.insert(0, f"Python frames not merged: {py.merge_note}")
-    if notes:
-        entry["notes"] = notes
 
 
 def _comm(pid: int, tid: int) -> str | None:
@@ -420,12 +408,6 @@ def _comm(pid: int, tid: int) -> str | None:
             return f.read().rstrip(b"\n").decode("utf-8", "replace")
     except OSError:
         return None
-
-
-def _rec_frame_dict(f) -> dict:
-    """A walker frame (cpython_walk.PyFrameRec) as the gdb path's frames are printed."""
-    return {"kind": "python", "function": f.function or "?", "qualname": f.qualname, "file": f.file or "?",
-            "line": f.line, "entry": bool(f.entry), "native_level": f.native_level}
 
 
 def _report_head(pid: int) -> dict:
@@ -556,21 +538,21 @@ async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
             "tid": t.lwp,
             "name": t.name,
             "main": t.lwp == pid,
-            "frames": [_pyframe_dict(f) for f in py.frames] if py is not None else [],
+            "frames": [F.pyframe_dict(f) for f in py.frames] if py is not None else [],
         }
         if py is not None:
             entry["truncated"] = py.truncated
             if py.error:
                 entry["python_error"] = py.error
         if native:
-            _merge_into(entry, native_frames[t.id], py, ps)
+            F.merge_into(entry, native_frames[t.id], py, ps)
         report["threads"].append(entry)
     if ps is not None and ps.ok:
         # thread states without a gdb thread (a core without them, a thread that is exiting)
         orphans = [t for t in ps.threads if t.tid is None and t.frames]
         if orphans:
             report["orphan_thread_states"] = [
-                {"thread_id": t.thread_id, "frames": [_pyframe_dict(f) for f in t.frames]} for t in orphans
+                {"thread_id": t.thread_id, "frames": [F.pyframe_dict(f) for f in t.frames]} for t in orphans
             ]
     return report
 
@@ -580,30 +562,3 @@ def _int(s: str) -> int:
         return int(s)
     except (TypeError, ValueError):
         return 1 << 30
-
-
-def _pyframe_dict(f) -> dict:
-    return {"kind": "python", "function": f.function, "qualname": f.qualname, "file": f.file, "line": f.line,
-            "entry": f.is_entry, "native_level": f.native_level}
-
-
-def _native_dict(f) -> dict:
-    return {"kind": "native", "function": f.func, "file": f.fullname or f.file, "line": f.line, "addr": f.addr,
-            "library": f.library, "level": f.level}
-
-
-def _row_dicts(r, fold: str | None = None) -> list[dict]:
-    """A merged stack's row as the schema's frames (a fold: its frames, each marked with the fold)."""
-    if r.kind == "python":
-        d = _pyframe_dict(r.python)
-    elif r.kind == "native":
-        d = _native_dict(r.native)
-        if r.internal:
-            d["internal"] = True
-    elif r.kind == "fold":
-        return [d for c in r.children for d in _row_dicts(c, fold or r.label)]
-    else:
-        return []  # a note: the thread's notes
-    if fold:
-        d["fold"] = fold
-    return [d]
