@@ -21,7 +21,9 @@ How these frames differ from gdb's, for the same stack (the addresses are the sa
 - names: gdb prefers debug info (DWARF) where there is some, and demangles C++ names; this
   reader takes the symbol table (LOCAL names first where several name one address: glibc's
   ``__clock_nanosleep`` where gdb says ``__GI___clock_nanosleep``), versioned names without
-  their ``@VERSION``, and does not demangle (C++ frames keep their ``_Z...`` names);
+  their ``@VERSION``, GCC's clones by their symbols (``pymain_run_python.constprop.0`` where
+  gdb may say ``pymain_run_python``), and does not demangle (C++ frames keep their ``_Z...``
+  names);
 - no inline frames and no tail-call frames (gdb shows a function inlined into another, and one
   that a tail call left, as frames of their own when debug info says so: glibc's ``read`` is
   two frames at one address there, one here), no file and line (no DWARF line tables are read);
