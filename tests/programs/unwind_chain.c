@@ -3,8 +3,9 @@
  *
  * NTHREADS threads each run chain_a -> chain_b -> chain_c -> aligned_frame -> wait_here, which blocks
  * reading a pipe that is never written; aligned_frame realigns its stack (a 64-byte aligned local: its
- * CFA is a DWARF expression). The main thread runs main_chain -> raise(SIGUSR1); the handler runs
- * in_handler -> wait_here: a signal frame between the handler and the code it interrupted.
+ * CFA is rbp-based). The main thread runs main_chain -> raise(SIGUSR1); the handler runs
+ * in_handler -> wait_here: a signal frame between the handler and the code it interrupted (glibc's
+ * __restore_rt, whose CFI gives the CFA and the registers as DWARF expressions).
  * Prints "ready" once every thread is about to block. Usage: unwind_chain [NTHREADS [nocfi]]
  *
  * With "nocfi" the threads call chain_a through no_cfi_call, assembly without CFI (no FDE covers

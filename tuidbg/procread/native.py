@@ -91,7 +91,10 @@ class _File(object):
     def symbol(self, addr):
         """The name of the function at link address ``addr``, or None."""
         if self._syms is None:
-            self._syms = _symbols(self)
+            try:
+                self._syms = _symbols(self)
+            except (struct.error, IndexError, ValueError, CfiError):
+                self._syms = ([], [])  # (a malformed symbol table: no names, the frames still)
         starts, entries = self._syms
         i = bisect.bisect_right(starts, addr) - 1
         if i < 0:
