@@ -12,9 +12,14 @@ Two readers of one process, one walker (``tuidbg.gdbext.cpython_walk``):
   every thread stopped for a moment with ptrace (seize + interrupt, no signal the program
   sees), the stacks read from ``/proc/PID/mem`` with the symbols of the ELF files it has
   mapped, every thread let go. No gdb, a few milliseconds. ``--nonblocking`` stops nothing.
-- ``--native`` (native frames need gdb's unwinder), ``--via-gdb``, and whatever the direct
-  reader cannot make sense of (no runtime found where gdb may find one in debug info, a
-  thread's stack cut short): gdb attaches (a DebugSession in attach mode, no extensions:
+- ``--native``: the same, and each thread's native stack unwound from its registers with the
+  CFI of the mapped ELF files (``tuidbg.procread.native``), merged with the Python frames as
+  the gdb reader merges them (``tuidbg.engine.python.merge``). Native frames are named from
+  symbol tables: no file and line, no inline frames, no demangling (gdb has them where there
+  is debug info), otherwise the same stacks.
+- ``--via-gdb``, and whatever the direct reader cannot make sense of (no runtime found where
+  gdb may find one in debug info, a thread's stack cut short, a native stack it cannot unwind
+  to its end, another architecture than x86-64 with ``--native``): gdb attaches (a DebugSession in attach mode, no extensions:
   nothing is injected into the process), the same walker runs inside it, gdb detaches.
   The fallback is per process (one consistent stop, one reader), and the JSON says which
   reader ran (``reader``) and why gdb did (``fallback``).
@@ -39,6 +44,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tuidbg import dumpframes as F
 from tuidbg.launch import UsageError
 
 FRAMES_PER_THREAD = 100000
@@ -52,7 +58,7 @@ def add_dump_parser(sub):
         description="Print the stack of every thread of one or more running processes, identical stacks grouped "
         "(the odd one out first); they keep running. Python frames are read straight from memory (works on "
         "Pythons without debug info) with every thread stopped for a moment by ptrace, no gdb; several processes "
-        "are read at once. With --native, or when that reader cannot make sense of a process, that process goes "
+        "are read at once; --native unwinds the native stacks the same way (x86-64). When that reader cannot make sense of a process, that process goes "
         "through gdb instead (attach, read, detach: slower, same output), the whole process at once. The JSON's "
         "reader and fallback say which and why. --merge groups the --json dumps of several nodes into one report.",
     )
@@ -60,8 +66,7 @@ def add_dump_parser(sub):
     p.add_argument("--children", action="store_true",
                    help="also every descendant of each PID (a launcher's ranks, a pool's workers)")
     p.add_argument("--native", action="store_true",
-                   help="also print native frames, Python frames in place of the eval-loop frames that run them "
-                   "(reads through gdb)")
+                   help="also print native frames, Python frames in place of the eval-loop frames that run them")
     p.add_argument("--json", action="store_true", help="print JSON instead of text (schema: README, tuidbg.dumpreport)")
     p.add_argument("--merge", metavar="FILE", nargs="+",
                    help="read the --json dumps in FILE... (of several nodes) and print them as one report")
@@ -262,8 +267,8 @@ def read_process(pid: int, *, native: bool = False, via_gdb: bool = False, nonbl
 
     report = None
     fallback = None
-    if not native and not via_gdb:
-        report, fallback = _direct(pid, nonblocking=nonblocking, descendant=descendant)
+    if not via_gdb:
+        report, fallback = _direct(pid, nonblocking=nonblocking, descendant=descendant, native=native)
     if report is None:
         import asyncio
 
@@ -285,14 +290,17 @@ def read_process(pid: int, *, native: bool = False, via_gdb: bool = False, nonbl
 # The direct reader
 
 
-def _direct(pid: int, nonblocking: bool, descendant: bool = False) -> tuple[dict | None, str | None]:
+def _direct(pid: int, nonblocking: bool, descendant: bool = False,
+            native: bool = False) -> tuple[dict | None, str | None]:
     """(report, None), or (None, why gdb must read it instead). Raises UsageError for what gdb
     cannot do better either (ptrace refused, the process exited)."""
     from tuidbg.launch import UsageError
     from tuidbg.procread import snapshot as S
 
     try:
-        snap = S.take(pid, stop=not nonblocking)
+        snap = S.take(pid, stop=not nonblocking, native=native)
+    except S.NativeUnsupported as exc:
+        return None, str(exc)
     except S.NotAllowed as exc:
         from tuidbg.engine.errors import attach_failure
 
@@ -319,11 +327,15 @@ def _direct(pid: int, nonblocking: bool, descendant: bool = False) -> tuple[dict
         if nonblocking:
             return _direct_report(pid, None, error=str(exc)), None
         return None, str(exc)
+    if snap.interp is None:  # (--native: a process without Python, its native stacks read)
+        return _native_report(pid, snap, note="no CPython runtime in this process"), None
     bad = [r for r in snap.recs if r.error]
     if bad and not nonblocking:
         return None, f"thread state {bad[0].tstate:#x}: {bad[0].error}"
     if not nonblocking and any(r.gdb is None and r.frames for r in snap.recs):
         return None, "a thread state runs on no thread this reader can name"
+    if native:
+        return _native_report(pid, snap), None
     return _direct_report(pid, snap), None
 
 
@@ -334,11 +346,11 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
         report["note"] = note
     if error:
         report["error"] = error
-    if snap is None:
+    if snap is None or snap.interp is None:
         from tuidbg.procread.proc import ProcessGone, list_threads
 
         try:
-            tids = list_threads(pid)
+            tids = list_threads(pid) if snap is None else snap.tids
         except ProcessGone:
             tids = []
         by_lwp = {}
@@ -354,19 +366,39 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
             "tid": tid,
             "name": _comm(pid, tid),
             "main": tid == pid,
-            "frames": [_rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
+            "frames": [F.rec_frame_dict(f) for f in rec.frames] if rec is not None else [],
         }
         if rec is not None:
             entry["truncated"] = rec.truncated
             if rec.error:
                 entry["python_error"] = rec.error
         report["threads"].append(entry)
-    if snap is not None:
+    if snap is not None and snap.interp is not None:
         orphans = [r for r in snap.recs if r.gdb is None and r.frames]
         if orphans:
             report["orphan_thread_states"] = [
-                {"thread_id": r.thread_id, "frames": [_rec_frame_dict(f) for f in r.frames]} for r in orphans
+                {"thread_id": r.thread_id, "frames": [F.rec_frame_dict(f) for f in r.frames]} for r in orphans
             ]
+    return report
+
+
+def _native_report(pid: int, snap, note: str | None = None) -> dict:
+    """The direct reader's report with --native: every thread's merged stack, as the gdb reader's."""
+    from tuidbg.engine.python.model import stack_from_dict
+    from tuidbg.engine.records import Frame
+    from tuidbg.gdbext.cpython_walk import result_dict
+
+    report = _direct_report(pid, snap, note=note)
+    ps = None
+    if snap.interp is not None:
+        res = result_dict(snap.interp, snap.recs)
+        res["status"] = "ok"
+        ps = stack_from_dict(res, "memory")
+    for entry in report["threads"]:
+        stack = snap.stacks.get(entry["tid"])
+        frames = [Frame(level=f.level, addr="0x%016x" % f.pc, func=f.name or "??", library=f.library)
+                  for f in (stack.frames if stack is not None else ())]
+        F.merge_into(entry, frames, ps.thread(entry["id"]) if ps is not None and ps.ok else None, ps)
     return report
 
 
@@ -376,12 +408,6 @@ def _comm(pid: int, tid: int) -> str | None:
             return f.read().rstrip(b"\n").decode("utf-8", "replace")
     except OSError:
         return None
-
-
-def _rec_frame_dict(f) -> dict:
-    """A walker frame (cpython_walk.PyFrameRec) as the gdb path's frames are printed."""
-    return {"kind": "python", "function": f.function or "?", "qualname": f.qualname, "file": f.file or "?",
-            "line": f.line, "entry": bool(f.entry), "native_level": f.native_level}
 
 
 def _report_head(pid: int) -> dict:
@@ -482,7 +508,6 @@ async def _remote_head(session, pid: int, address: str) -> dict:
 
 async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
     from tuidbg.engine import pystack as P
-    from tuidbg.engine.python import merge as M
     from tuidbg.engine.python.model import PyStack
     from tuidbg.engine.errors import EngineError
 
@@ -513,27 +538,21 @@ async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
             "tid": t.lwp,
             "name": t.name,
             "main": t.lwp == pid,
-            "frames": [_pyframe_dict(f) for f in py.frames] if py is not None else [],
+            "frames": [F.pyframe_dict(f) for f in py.frames] if py is not None else [],
         }
         if py is not None:
             entry["truncated"] = py.truncated
             if py.error:
                 entry["python_error"] = py.error
         if native:
-            rows = M.fold(M.merge(native_frames[t.id], py, ps))
-            entry["frames"] = [d for r in rows for d in _row_dicts(r)]
-            notes = [r.label for r in rows if r.kind == "note"]
-            if py is not None and not py.merged and py.frames:
-                notes.insert(0, f"Python frames not merged: {py.merge_note}")
-            if notes:
-                entry["notes"] = notes
+            F.merge_into(entry, native_frames[t.id], py, ps)
         report["threads"].append(entry)
     if ps is not None and ps.ok:
         # thread states without a gdb thread (a core without them, a thread that is exiting)
         orphans = [t for t in ps.threads if t.tid is None and t.frames]
         if orphans:
             report["orphan_thread_states"] = [
-                {"thread_id": t.thread_id, "frames": [_pyframe_dict(f) for f in t.frames]} for t in orphans
+                {"thread_id": t.thread_id, "frames": [F.pyframe_dict(f) for f in t.frames]} for t in orphans
             ]
     return report
 
@@ -543,30 +562,3 @@ def _int(s: str) -> int:
         return int(s)
     except (TypeError, ValueError):
         return 1 << 30
-
-
-def _pyframe_dict(f) -> dict:
-    return {"kind": "python", "function": f.function, "qualname": f.qualname, "file": f.file, "line": f.line,
-            "entry": f.is_entry, "native_level": f.native_level}
-
-
-def _native_dict(f) -> dict:
-    return {"kind": "native", "function": f.func, "file": f.fullname or f.file, "line": f.line, "addr": f.addr,
-            "library": f.library, "level": f.level}
-
-
-def _row_dicts(r, fold: str | None = None) -> list[dict]:
-    """A merged stack's row as the schema's frames (a fold: its frames, each marked with the fold)."""
-    if r.kind == "python":
-        d = _pyframe_dict(r.python)
-    elif r.kind == "native":
-        d = _native_dict(r.native)
-        if r.internal:
-            d["internal"] = True
-    elif r.kind == "fold":
-        return [d for c in r.children for d in _row_dicts(c, fold or r.label)]
-    else:
-        return []  # a note: the thread's notes
-    if fold:
-        d["fold"] = fold
-    return [d]

@@ -121,8 +121,8 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None,
     if not jobs:
         jobs = len(os.sched_getaffinity(0))
     jobs = min(jobs, len(pids))
-    if jobs > 1 and not (opts.get("native") or opts.get("via_gdb")):
-        _warm(pids)
+    if jobs > 1 and not opts.get("via_gdb"):
+        _warm(pids, bool(opts.get("native")))
     if jobs <= 1:
         results = {i: _read_one(pid, read, opts, pid in found) for i, pid in enumerate(pids)}
     else:
@@ -301,15 +301,21 @@ def _die_with_parent() -> None:
         pass
 
 
-def _warm(pids: list[int]) -> None:
+def _warm(pids: list[int], native: bool = False) -> None:
     """Everything the direct reader loads once (its modules, libc's ptrace, the ELF symbols of each
-    executable) loaded here, before the workers fork: each would load it again."""
+    executable; with ``native`` the unwinder's and the merge's modules) loaded here, before the
+    workers fork: each would load it again."""
     from tuidbg.gdbext.cpython_walk import Interpreter
     from tuidbg.procread import freeze, snapshot
     from tuidbg.procread.target import ProcTarget
 
     freeze._call()  # libc's ptrace, found once
     assert snapshot.take  # (its module, imported once)
+    if native:
+        from tuidbg.engine.python import merge
+        from tuidbg.procread import native as N
+
+        assert merge.fold and N.Unwinder
     done: set[str] = set()
     for pid in pids:
         try:

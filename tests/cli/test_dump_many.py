@@ -153,13 +153,24 @@ def test_bad_pid_among_several(tmp_path, cleanup):
 
 
 @requires_gdb
-def test_native_stacks_of_several_through_gdb_at_once(tmp_path, cleanup):
-    """--native: each process read by its own gdb, in the workers at once; stacks grouped by function,
-    file and line (their addresses differ from process to process)."""
+def test_native_stacks_of_several_at_once(tmp_path, cleanup):
+    """--native: each process unwound by the direct reader in the workers at once (and through its own
+    gdb with --via-gdb); stacks grouped by function, file and line (their addresses differ from process
+    to process)."""
     a = _start([SLEEPERS, 2, tmp_path / "a.json"], tmp_path / "a.json", cleanup)
     b = _start([SLEEPERS, 2, tmp_path / "b.json"], tmp_path / "b.json", cleanup)
     doc = _dump_json("--native", a.pid, b.pid, timeout=300)
-    assert [(p["pid"], p["reader"]) for p in doc["processes"]] == [(a.pid, "gdb"), (b.pid, "gdb")]
+    assert [(p["pid"], p["reader"]) for p in doc["processes"]] == [(a.pid, "memory"), (b.pid, "memory")]
+    via_gdb = _dump_json("--native", "--via-gdb", a.pid, b.pid, timeout=300)
+    assert [(p["pid"], p["reader"]) for p in via_gdb["processes"]] == [(a.pid, "gdb"), (b.pid, "gdb")]
+    for mine, gdbs in zip(doc["processes"], via_gdb["processes"]):  # (gdb has inline frames besides)
+        for t, g in zip(mine["threads"], gdbs["threads"]):
+            addrs = [f["addr"] for f in t["frames"] if f["kind"] == "native"]
+            assert addrs and set(addrs) <= {f["addr"] for f in g["frames"] if f["kind"] == "native"}, (t, g)
+            def py(frames):  # (their native levels differ by gdb's inline frames)
+                return [{k: v for k, v in f.items() if k != "native_level"} for f in frames if f["kind"] == "python"]
+
+            assert py(t["frames"]) == py(g["frames"])
     for p in doc["processes"]:
         main = next(t for t in p["threads"] if t["main"])["frames"]
         assert main[0]["kind"] == "native" and main[0]["addr"]

@@ -5,7 +5,9 @@
   (by the kernel) if tuidbg itself is killed;
 - ``target``: the walker's ``Target`` over ``/proc/PID``: memory from ``/proc/PID/mem``,
   symbols from the ELF files mapped in ``/proc/PID/maps``, threads from ``/proc/PID/task``;
-- ``snapshot``: the two together around the one CPython walker (``tuidbg.gdbext.cpython_walk``).
+- ``snapshot``: the two together around the one CPython walker (``tuidbg.gdbext.cpython_walk``);
+- ``native`` (with ``regs`` and ``unwind``): ``tuidbg dump --native``'s native stacks, unwound
+  from each stopped thread's registers with the CFI of the mapped ELF files (x86-64).
 
 Why a package of its own, not in ``tuidbg.gdbext``: gdbext is what runs inside gdb's
 embedded Python (Python 3.6 syntax, loaded into gdb); this runs in tuidbg's own process and

@@ -9,7 +9,8 @@
 - threads: ``/proc/PID/task`` (numbered as gdb numbers them on attach: the main thread 1,
   the others in /proc's order), named from ``/proc/PID/task/TID/comm``;
 - no DWARF: offsets come from ``_Py_DebugOffsets`` or the walker's tables;
-- no native frames (``tuidbg dump --native`` goes through gdb).
+- native frames: those ``snapshot`` unwound (``procread.native``) and set as ``stacks``, for
+  the walker's merge (``native_frames``).
 
 On 3.9/3.10 a thread state knows its thread by ``pthread_t`` only: ``lwp_of_pthread``
 reads the kernel thread ID from glibc's ``struct pthread``, at the offset glibc publishes
@@ -19,7 +20,7 @@ for libthread_db (``_thread_db_pthread_tid``).
 import os
 import struct
 
-from tuidbg.gdbext.cpython_mem import GdbThread, ReadError, Target
+from tuidbg.gdbext.cpython_mem import GdbThread, NativeFrame, ReadError, Target
 from tuidbg.gdbext.elfsyms import read as read_elf
 
 from .proc import list_threads
@@ -54,6 +55,7 @@ class ProcTarget(Target):
         self.maps = self._read_maps()
         self._symbols = {}
         self._tid_offset = -1
+        self.stacks = None  # {tid: native.Stack}, once unwound
 
     def close(self):
         if self._fd is not None:
@@ -159,6 +161,10 @@ class ProcTarget(Target):
         if self.tids is None:
             self.tids = list_threads(self.pid)
         return [GdbThread(str(i + 1), tid) for i, tid in enumerate(self.tids)]
+
+    def native_frames(self, thread):
+        stack = self.stacks.get(thread.lwp) if self.stacks else None
+        return iter([NativeFrame(f.level, f.name or "??", f.sp) for f in stack.frames] if stack else ())
 
     def lwp_of_pthread(self, pthread):
         """The kernel thread ID of a glibc thread (``pthread_t``), or None."""

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Benchmark: ``tuidbg dump --native PID`` (native stacks unwound without gdb) against its gdb reader,
+pystack and py-spy, in the same run, on the same process.
+
+The case: 64 threads x 20 Python frames, Debian's stripped /usr/bin/python3.11
+(bench/programs/py_threads_deep.py), every thread asleep in time.sleep. The tools take turns on
+it (``--runs`` rounds), each timed end to end, from the command's start to its exit:
+
+- ``tuidbg dump --native PID``            the direct reader (procread.native);
+- ``tuidbg dump --native --via-gdb PID``  the same through gdb (``--gdb-runs`` rounds);
+- ``pystack remote --native PID``         and ``py-spy dump --native --pid PID``.
+
+Every output is checked as bench/dump_fast.py checks it: "exact" when every thread's Python
+frames (file and line) are there in full. The direct reader must have read the process itself
+(``reader`` "memory" in its --json, no ``fallback``), and after every tuidbg run the process runs
+with TracerPid 0. The peers come from bench/requirements-peers.txt into bench/_build/peers-venv.
+
+Goal (issue 11, item 1): ``tuidbg dump --native`` <= ``pystack remote --native`` (median).
+
+Usage: .venv/bin/python bench/dump_native.py [--runs 11] [--gdb-runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dump_fast import ROOT, TUIDBG, _PY_LINE, case_threads, peers, run_one, stacks_pystack, tracer, verdict  # noqa: E402
+
+
+def stacks_grouped(text: str) -> list[list[tuple[str, int]]]:
+    """The Python frames of each stack of tuidbg's or py-spy's text (tuidbg's groups of identical
+    stacks: one stack per group)."""
+    out: list[list[tuple[str, int]]] = []
+    cur = None
+    for line in text.splitlines():
+        if line.startswith(("Thread ", "Process ")) or (line and not line.startswith(" ") and " threads: " in line):
+            cur = []
+            out.append(cur)
+            continue
+        m = _PY_LINE.match(line)
+        if m and cur is not None:
+            cur.append((os.path.basename(m.group(2)), int(m.group(3))))
+    return [s for s in out if s]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=11)
+    ap.add_argument("--gdb-runs", type=int, default=5)
+    args = ap.parse_args()
+    spy, pystack = peers()
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (an installed tuidbg has its bytecode compiled)
+    env.pop("DEBUGINFOD_URLS", None)
+    tuidbg = [str(TUIDBG)] if TUIDBG.exists() else [sys.executable, "-m", "tuidbg"]
+    if not TUIDBG.exists():
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tuidbg")], env=env, capture_output=True)
+    tmp = Path(tempfile.mkdtemp())
+    proc, expected, label = case_threads(tmp)
+    pid = str(proc.pid)
+    tools = [
+        ("tuidbg dump --native", [*tuidbg, "dump", "--native", pid], stacks_grouped, args.runs),
+        ("tuidbg dump --native --via-gdb", [*tuidbg, "dump", "--native", "--via-gdb", pid], stacks_grouped,
+         args.gdb_runs),
+        ("pystack remote --native", [pystack, "remote", "--native", pid], stacks_pystack, args.runs),
+        ("py-spy dump --native", [spy, "dump", "--native", "--pid", pid], stacks_grouped, args.runs),
+    ]
+    times: dict[str, list[float]] = {t[0]: [] for t in tools}
+    verdicts: dict[str, str] = {}
+    try:
+        _ms, rc, out, err = run_one([*tuidbg, "dump", "--native", "--json", pid], env)
+        rep = json.loads(out)["processes"][0] if rc == 0 else {}
+        reader = f"reader {rep.get('reader')}" + (f", fallback: {rep['fallback']}" if rep.get("fallback") else "")
+        if rc != 0:
+            reader = f"failed: {err.strip()[-200:]}"
+        for r in range(args.runs):
+            for tname, cmd, parse, runs in tools:
+                if r >= runs:
+                    continue
+                ms, rc, out, err = run_one(cmd, env)
+                times[tname].append(ms)
+                v = verdict(rc, out, err, parse, expected)
+                if verdicts.get(tname, "exact") == "exact":
+                    verdicts[tname] = v  # the first wrong or failed run is what shows
+                time.sleep(0.05)
+                if proc.poll() is not None:
+                    raise SystemExit(f"the process died after {tname}")
+                if tname.startswith("tuidbg"):
+                    assert tracer(proc.pid) == 0, "the process is still traced"
+    finally:
+        proc.kill()
+        proc.wait()
+    base = statistics.median(times["pystack remote --native"])
+    print(f"case: {label}; tuidbg dump --native: {reader}")
+    print()
+    print("| tool | median ms | min | max | runs | vs pystack --native | result |")
+    print("|---|---|---|---|---|---|---|")
+    for tname, _cmd, _parse, _runs in tools:
+        v = times[tname]
+        if v:
+            med = statistics.median(v)
+            print(f"| `{tname}` | {med:.1f} | {min(v):.1f} | {max(v):.1f} | {len(v)} | {med / base:.2f}x | "
+                  f"{verdicts[tname]} |")
+    print()
+    ours = statistics.median(times["tuidbg dump --native"])
+    met = ours <= base and verdicts["tuidbg dump --native"] == "exact" and reader == "reader memory"
+    print(f"goal (tuidbg dump --native <= pystack remote --native, exact, no gdb): {'met' if met else 'missed'} "
+          f"({ours:.1f} vs {base:.1f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
