@@ -71,6 +71,10 @@ async def test_locals_pane_expands_a_dict_at_80x24():
         await until(pilot, lambda: len(rows["big"].children) == 201, 30, "the second page")
         assert _kids(rows["big"])[100] == ("[100]", "int", "100")
         assert str(rows["big"].children[200].label) == "… 50 more (Enter loads 50)"
+        # an object read from memory may have attributes: it has none
+        rows["bare"].expand()
+        await until(pilot, lambda: len(rows["bare"].children) == 1, 30, "the object's (no) attributes")
+        assert str(rows["bare"].children[0].label) == "no items or attributes"
         # A Python watch expands the same way.
         watch = app.query_one(WatchPane)
         watch.add_expression("d['pt']")

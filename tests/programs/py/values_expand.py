@@ -93,11 +93,12 @@ def main():
     dq = collections.deque([1, 2, 3])
     big = list(range(250))
     empty = []
+    bare = object()  # (read from memory, it may have attributes: it expands to nothing)
     report()  # MARK:stop
     del d["b"]
     del pt
     report()  # MARK:after
-    assert all(v is not None for v in (nested, sl, loud, sneaky, od, dd, s, dq, big, empty))
+    assert all(v is not None for v in (nested, sl, loud, sneaky, od, dd, s, dq, big, empty, bare))
 
 
 main()

@@ -320,7 +320,7 @@ class VariablesTree(Tree[VarNode]):
             self.add_var(node, child)
         v.loaded += sum(1 for k in kids if not k[0].startswith("@"))
         if not kids and not v.loaded:
-            node.add_leaf(Text("no items or attributes (now)", style="dim italic"))
+            node.add_leaf(Text("no items or attributes", style="dim italic"))
 
     def action_device_data(self) -> None:
         """Expand the Python tensor under the cursor again with a preview of its values read from the
