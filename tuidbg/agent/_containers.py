@@ -115,12 +115,15 @@ def _length(obj):
     return base.__len__(obj) if base is not None else 0
 
 
+def _dict_items(obj):
+    od = collections.OrderedDict
+    return od.items(obj) if od in _mro(obj) else dict.items(obj)  # (the C OrderedDict keeps its own order)
+
+
 def _items(obj):
     """Iterator of (name, value) of a container's items, by the base type's own methods."""
     if dict in _mro(obj):
-        od = collections.OrderedDict
-        items = od.items(obj) if od in _mro(obj) else dict.items(obj)  # (the C OrderedDict keeps its own order)
-        return (("[%s]" % text(k, 200), v) for k, v in items)
+        return (("[%s]" % text(k, 200), v) for k, v in _dict_items(obj))
     base = _base(obj, _SEQUENCES + _SETS)
     if base is None:
         return iter(())
@@ -208,9 +211,8 @@ def _container(obj, base, limit, special, depth):
     if depth >= DEPTH:
         return "%s… %d item%s%s" % (opener, n, "" if n == 1 else "s", closer)
     if base is dict:
-        items = dict.items(obj)
         parts = ["%s: %s" % (text(k, limit, special, depth + 1), text(v, limit, special, depth + 1))
-                 for k, v in itertools.islice(items, ITEMS)]
+                 for k, v in itertools.islice(_dict_items(obj), ITEMS)]
     else:
         parts = [text(v, limit, special, depth + 1) for v in itertools.islice(base.__iter__(obj), ITEMS)]
     if n > ITEMS:
