@@ -36,13 +36,14 @@ def build() -> dict[str, Path]:
     progs = {"snap": WORK / "snap", "demo": WORK / "demo.py"}
     torch_python = REPO / ".venv-torch" / "bin" / "python"
     if torch_python.exists():
-        for f in ("torch_custom_op.cpp", "torch_custom_op.py"):
+        for f in ("torch_custom_op.cpp", "torch_custom_op.py", "torch_op_checks.py"):
             shutil.copy(REPO / "tests" / "programs" / "py" / f, WORK / f)
         env = dict(os.environ, PATH=f"{torch_python.parent}:{os.environ.get('PATH', '')}")  # (ninja)
-        subprocess.run([str(torch_python), "torch_custom_op.py", "_torch_build", "build-only"], cwd=WORK, env=env,
-                       check=True, capture_output=True)
+        subprocess.run([str(torch_python), "torch_custom_op.py", str(WORK / "_torch_build"), "build-only"], cwd=WORK,
+                       env=env, check=True, capture_output=True)
         os.environ["PATH"] = env["PATH"]
-        progs.update(torch=WORK / "torch_custom_op.py", torch_python=torch_python)
+        os.environ["TUIDBG_OP_BUILD"] = str(WORK / "_torch_build")  # (where torch_op_checks.py loads the op from)
+        progs.update(torch=WORK / "torch_op_checks.py", torch_python=torch_python)
     return progs
 
 
@@ -90,8 +91,12 @@ async def scene_python(theme: str, size: tuple[int, int], name: str, progs: dict
 
 
 async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[str, Path]) -> None:
-    """Stopped inside a custom C++ operator called from Python: at::Tensor locals read as tensors."""
+    """Stopped inside a custom C++ operator called from a pytest test (``python -m pytest
+    torch_op_checks.py -k scale_add``): at::Tensor locals read as tensors, the test's Python frames above
+    the op's C++ ones, pytest's own output in the Output tab."""
     from ui_helpers import make_app, until, until_stopped
+
+    from textual.widgets import TabbedContent
 
     from helpers import line_of
     from tuidbg.ui.panes.variables import LocalsPane
@@ -101,8 +106,8 @@ async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[
         return
     cpp = WORK / "torch_custom_op.cpp"
     app = make_app(theme=theme, program=str(progs["torch_python"]),
-                   args=[str(progs["torch"]), str(WORK / "_torch_build")], cwd=str(WORK),
-                   agent=True, python_target=True, ex=[f"break {cpp}:{line_of(cpp, 'op_line')}"])
+                   args=["-m", "pytest", progs["torch"].name, "-k", "scale_add", "-p", "no:cacheprovider"],
+                   cwd=str(WORK), agent=True, python_target=True, ex=[f"break {cpp}:{line_of(cpp, 'op_line')}"])
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.state.is_stopped and app.state.frames
                     and app.state.frames[0].func.startswith("scale_add"), 300, "the op's breakpoint")
@@ -111,6 +116,9 @@ async def scene_torch(theme: str, size: tuple[int, int], name: str, progs: dict[
         await until(pilot, lambda: any(n.data is not None and n.data.name == "part" for n in tree.root.children),
                     30, "the op's locals")
         await until(pilot, lambda: app.query_one("#source").highlighted, 30, "highlighting")
+        # pytest's output (its header, the test under way) rather than gdb's console, whose thread and
+        # process numbers differ at every run
+        app.query_one("#io-group", TabbedContent).active = "tab-output"
         await _save(app, pilot, f"{name}-{theme}.svg", settle=1.0)
 
 

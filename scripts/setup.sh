@@ -4,7 +4,7 @@
 #   scripts/setup.sh          tuidbg itself: gdb, a C compiler (for the demo), .venv
 #   scripts/setup.sh --test   also what the test suite needs: tmux, cuda-gdb (non-free),
 #                             the test Python packages, and a Python 3.11 venv with
-#                             PyTorch 2.13.0 (CPU) in .venv-torch
+#                             PyTorch 2.13.0 (CPU) in .venv-torch (with ninja and pytest)
 #
 # Runs as root, or through sudo when it is available.
 set -euo pipefail
@@ -119,6 +119,14 @@ if [ $want_test = 1 ]; then
         say "installing ninja into .venv-torch (C++ extension builds)"
         .venv-torch/bin/python -m pip install -q --disable-pip-version-check ninja \
             || say "ninja could not be installed: the custom-operator tests will say so"
+    fi
+    # pytest runs the custom operator from a test (tests/programs/py/torch_op_checks.py under
+    # `python -m pytest`: the README's PyTorch screenshot and its engine test). Pinned to the version the
+    # project's own venv has: the screenshot shows pytest's header, which a new release would change.
+    if [ -x .venv-torch/bin/python ] && ! .venv-torch/bin/python -c 'import pytest' 2>/dev/null; then
+        say "installing pytest into .venv-torch (the custom operator called from a pytest test)"
+        .venv-torch/bin/python -m pip install -q --disable-pip-version-check pytest==8.4.2 \
+            || say "pytest could not be installed: the custom operator's pytest test will say so"
     fi
 fi
 [ $want_test = 1 ] && { bash scripts/build-cpython314.sh || say "CPython 3.14 could not be built: the 3.14 tests will say so"; }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,6 +29,7 @@ pytestmark = [
 
 PROG = PY_PROGRAMS / "torch_custom_op.py"
 CPP = PY_PROGRAMS / "torch_custom_op.cpp"
+CHECKS = PY_PROGRAMS / "torch_op_checks.py"  # the op called from a pytest test (the README's screenshot)
 
 
 @pytest.fixture(scope="session")
@@ -82,3 +84,40 @@ async def test_custom_op_breakpoint_tensor_locals_and_back(make_session, op_buil
     st = await wait_stopped(s, 280)
     assert st.process is ProcessState.EXITED and st.exit_code == 0, st
     assert b"sum 96.0" in out
+
+
+async def test_custom_op_called_from_a_pytest_test(make_session, op_build_dir, monkeypatch, tmp_path):
+    """python -m pytest torch_op_checks.py -k scale_add (screenshots/generate.py's torch scene): the stop in
+    the op's C++ line, its tensors, and the test function the Python frame that called it. (The test file
+    runs from a directory of its own: under tests/, pytest would take this project's configuration.)"""
+    res = subprocess.run([str(TORCH_PYTHON), "-c", "import pytest"], capture_output=True)
+    if res.returncode != 0:
+        pytest.skip("pytest is not in .venv-torch (scripts/setup.sh --test installs it)")
+    shutil.copy(CHECKS, tmp_path / CHECKS.name)
+    monkeypatch.setenv("PATH", f"{TORCH_PYTHON.parent}:{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("PYTHONPATH", str(PY_PROGRAMS))  # (torch_custom_op: the op built from its source there)
+    monkeypatch.setenv("TUIDBG_OP_BUILD", str(op_build_dir))
+    out = bytearray()
+    s = await make_session(mode="run", program=str(TORCH_PYTHON), cwd=str(tmp_path),
+                           args=["-m", "pytest", CHECKS.name, "-k", "scale_add", "-p", "no:cacheprovider"],
+                           agent=True, python_target=True)
+    s.on_program_output(out.extend)
+    ctl = pyagent.controller(s)
+    op_line = line_of(CPP, "op_line")
+    bp = await s.break_insert(file=str(CPP), line=op_line)
+    await s.launch()
+    st = await wait_stopped(s, 280)
+    assert st.stop.reason == "breakpoint-hit", (st.stop, bytes(out)[-2000:])
+    assert st.frames[0].func.startswith("scale_add") and st.frames[0].line == op_line, st.frames[:2]
+    locs = {v.name: v.value for v in await s.fetch_locals(st.stop.thread_id, 0)}
+    assert locs["part"] == "Tensor float32 [2, 8] cpu offset=8", locs
+    ps = st.python.stack
+    assert ps is not None and ps.ok, ps
+    py = ps.thread(st.stop.thread_id)
+    assert (py.frames[0].function, py.frames[0].line) == ("test_scale_add", line_of(CHECKS, "op_call_in_test"))
+    assert any(f.function == "pytest_pyfunc_call" for f in py.frames), [f.function for f in py.frames]
+    await s.break_delete(bp.number)
+    await ctl.resume()
+    st = await wait_stopped(s, 280)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0, (st, bytes(out)[-2000:])
+    assert b"1 passed" in out

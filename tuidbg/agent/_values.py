@@ -10,14 +10,18 @@ another device (cuda) only when asked (``device_data``), and the value says it s
 
 ``describe(value)`` is the one line of a torch value (None for anything else: the caller keeps its repr);
 ``children(value, path, device_data)`` the children of the value reached by ``path`` (a list of child
-names), each ``{"name", "type", "value", "expandable"}``.
+names), each ``{"name", "type", "value", "expandable"}``. Other Python values expand too: containers and
+objects, read without user code by ``_containers`` (its docstring says how), ``PAGE`` children at a time.
 """
 
 import sys
 
+from . import _containers
+
 PREVIEW_CAP = 100000  # elements a preview reads at most (a bigger tensor previews its first elements)
 EDGE = 5  # first and last values a preview shows
 CHILD_CAP = 500
+PAGE = 100  # children of a container or object listed at a time
 
 
 def _torch():
@@ -150,11 +154,22 @@ def describe(value):
     return None
 
 
-def expandable(value):
+def _torch_expandable(value):
     torch = _torch()
     if torch is None:
         return False
     return any(_is_instance(value, k, torch) for k in ("Tensor", "Module", "Optimizer"))
+
+
+def expandable(value):
+    """Whether the value has children: a torch tensor, module or optimizer, a non-empty container, an object
+    with instance attributes."""
+    if _torch_expandable(value):
+        return True
+    try:
+        return describe(value) is None and _containers.expandable(value)  # (a torch Size's line says it all)
+    except Exception:  # (a value changing under us)
+        return False
 
 
 def _leaf(name, text, type_name="", obj=None):
@@ -284,10 +299,27 @@ def _kids(value, device_data):
 
 
 def children(value, path, device_data=False):
-    """[{"name", "type", "value", "expandable"}] of the value reached from ``value`` by ``path``."""
+    """[{"name", "type", "value", "expandable"}] of the value reached from ``value`` by ``path``.
+
+    A container's or object's children come ``PAGE`` at a time: a path that ends with ``"@N"`` asks for
+    those from the Nth on, and a last child named ``"@N"`` (not expandable, its value "K more") says that K
+    more follow, the next page being ``path + ["@N"]``."""
+    start = 0
+    if path and path[-1].startswith("@") and path[-1][1:].isdigit():
+        start, path = int(path[-1][1:]), path[:-1]
     for key in path:
-        nxt = [obj for name, obj, _ in _kids(value, False) if name == key and obj is not None]
-        if not nxt:
-            raise ValueError("no expandable child %r" % (key,))
-        value = nxt[0]
-    return [item for _, _, item in _kids(value, device_data)[:CHILD_CAP]]
+        if _torch_expandable(value):
+            nxt = [obj for name, obj, _ in _kids(value, False) if name == key and obj is not None]
+            if not nxt:
+                raise ValueError("no expandable child %r" % (key,))
+            value = nxt[0]
+        else:
+            value = _containers.child(value, key)
+    if _torch_expandable(value):
+        return [item for _, _, item in _kids(value, device_data)[:CHILD_CAP]]
+    out = [{"name": name, "type": _containers.type_name(obj), "value": _containers.text(obj, 1000, describe),
+            "expandable": expandable(obj)} for name, obj in _containers.entries(value, start, PAGE)]
+    left = _containers.count(value) - start - len(out)
+    if left > 0:
+        out.append({"name": "@%d" % (start + len(out)), "type": "", "value": "%d more" % left, "expandable": False})
+    return out

@@ -20,7 +20,8 @@ from tuidbg.engine.state import DebuggerState
 from tuidbg.ui.panes.frames import CppFramesPane, HostStack, PyFramesPane
 from tuidbg.ui.panes.processes import ProcessesPane
 from tuidbg.ui.panes.tables import ThreadsPane
-from tuidbg.ui.panes.variables import LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane, python_extra
+from tuidbg.ui.panes.variables import (LocalsPane, PythonFrameRef, VariablesTree, VarNode, WatchPane, python_extra,
+                                       python_may_expand)
 from tuidbg.ui.screens.modals import ValueScreen
 
 log = logging.getLogger("tuidbg.ui")
@@ -211,6 +212,9 @@ class StacksPart:
                     nodes = await self._python_locals_from_memory(tid, index)
                 if ag is not None and pyview.agent_stop_here(self.state) is not None:
                     frame = index if from_agent else pyview.agent_frame_index(self.state, index)
+                    for n in nodes:  # containers and objects: the agent has their children
+                        if n.error is None and python_may_expand(n.type, n.value):
+                            n.expandable, n.extra = True, python_extra(frame, n.name, [])
                     await self._torch_values(ag, frame, nodes)
             except EngineError as exc:
                 nodes = [VarNode(path="py:!", name="(Python locals)", error=str(exc), expandable=False)]
@@ -245,9 +249,7 @@ class StacksPart:
             if n.name in found:
                 n.type, n.value, exp = found[n.name]
                 n.error = None
-                if exp:
-                    n.expandable = True
-                    n.extra = python_extra(frame, n.name, [])
+                n.expandable, n.extra = exp, (python_extra(frame, n.name, []) if exp else {})
 
     async def _python_children(self, expr: str, path: list[str], frame: int,
                                device_data: bool = False) -> list[tuple[str, str, str, bool]]:

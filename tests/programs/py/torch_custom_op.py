@@ -1,7 +1,7 @@
 """Calls a custom C++ operator (tests/programs/py/torch_custom_op.cpp, built with -g -O0).
 
 argv[1]: the build directory (compiled once per test session; a rebuild with the same
-source and flags is a no-op for ninja).
+source and flags is a no-op for ninja). torch_op_checks.py calls the op from a pytest test.
 """
 import os
 import sys
@@ -27,4 +27,5 @@ def main():
     print("sum", float(out.sum()))  # MARK:after_op
 
 
-main()
+if __name__ == "__main__":
+    main()

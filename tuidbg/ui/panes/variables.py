@@ -84,8 +84,23 @@ def looks_aggregate(type_: str | None, value: str | None) -> bool:
     return False
 
 
+# Python values read from memory that have no children (the agent expands the others: containers, objects)
+_PY_LEAF_TYPES = frozenset("int float complex bool str bytes bytearray NoneType function builtin_function_or_method "
+                           "method method-wrapper type range code frame generator coroutine cell ellipsis "
+                           "NotImplementedType property classmethod staticmethod".split())
+_PY_EMPTY = frozenset(("[]", "()", "{}", "set()", "frozenset()"))
+
+
+def python_may_expand(type_: str | None, value: str | None) -> bool:
+    """Whether the agent may have children for a Python value read from memory (type name and text):
+    a non-empty container, an object (that may have attributes); not a scalar, function or class."""
+    return value is not None and type_ not in _PY_LEAF_TYPES and value not in _PY_EMPTY
+
+
 def node_label(v: VarNode) -> Text:
     if v.is_more_row:
+        if v.value:  # a Python container's: how many are left ("900 more"), and the page (name)
+            return Text(f"… {visible(v.value)} (Enter loads {visible(v.name)})", style="italic")
         return Text(f"… load {CHILDREN_PAGE} more", style="italic")
     t = Text(no_wrap=True)
     t.append(visible(v.name), style="bold")
@@ -277,23 +292,35 @@ class VariablesTree(Tree[VarNode]):
             node.add_leaf(Text(f"cannot expand: {visible(str(exc))}", style="red"))
 
     async def _load_python_children(self, node: TreeNode[VarNode], v: VarNode, epoch: int) -> None:
-        """Children of a Python value (a torch tensor, module, optimizer) from tuidbg's agent."""
+        """Children of a Python value (a torch tensor, module, optimizer; a container, an object) from
+        tuidbg's agent; a container's a page at a time (the agent's last child "@N" says more follow)."""
         py = v.extra["py"]
         if self.python_children is None:
             return
+        path = list(py["path"]) + ([f"@{v.loaded}"] if v.loaded else [])
         try:
-            kids = await self.python_children(py["expr"], list(py["path"]), py["frame"], bool(py.get("device_data")))
+            kids = await self.python_children(py["expr"], path, py["frame"], bool(py.get("device_data")))
         except EngineError as exc:
             self._cannot_expand(node, epoch, exc)
             return
         if epoch != self._epoch:
             return
         for name, type_, value, expandable in kids:
+            if name.startswith("@"):  # more follow: a row that loads them
+                words = value.split()
+                left = int(words[0]) if words and words[0].isdigit() else len(kids) - 1
+                page = str(min(len(kids) - 1, left))
+                more = VarNode(path=f"{v.path}.more", name=page, value=value, is_more_row=True)
+                node.add(node_label(more), data=more, allow_expand=False)
+                continue
             child = VarNode(path=f"{v.path}.{name}", name=name, type=type_ or None, value=value, parent_path=v.path,
                             expandable=expandable)
             if expandable:
                 child.extra = python_extra(py["frame"], py["expr"], [*py["path"], name])
             self.add_var(node, child)
+        v.loaded += sum(1 for k in kids if not k[0].startswith("@"))
+        if not kids and not v.loaded:
+            node.add_leaf(Text("no items or attributes", style="dim italic"))
 
     def action_device_data(self) -> None:
         """Expand the Python tensor under the cursor again with a preview of its values read from the
@@ -304,6 +331,7 @@ class VariablesTree(Tree[VarNode]):
             self.notify("Y reads a Python tensor's values from its device: put the cursor on one", markup=False)
             return
         v.extra["py"] = {**v.extra["py"], "device_data": True}
+        v.loaded = 0
         node.remove_children()
         self._epoch += 1
         if node.is_expanded:
