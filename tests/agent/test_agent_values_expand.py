@@ -68,6 +68,12 @@ async def test_containers_and_objects_expand_without_user_code(make_session, pyt
     # (the watch above ran the two __repr__: the program counts them and nothing else)
     assert await kids("od") == [("['a']", "int", "2", False), ("['z']", "int", "1", False)]  # its own order
     assert await kids("dd") == [("['q']", "list", "[1]", True)]
+    # a metaclass's == and __mro__ read, a key's __hash__ (an OrderedDict's own items() hashes every key)
+    assert await kids("odd") == [(".v", "int", "1", False)]
+    kod = await kids("kod")
+    assert [(t, v.startswith("<Key at 0x") or v == "2") for _n, t, v, _e in kod] == [("Odd", False), ("int", True)]
+    assert kod[0][0].startswith("[<Key at 0x") and kod[1][0] == "['s']"
+    assert [n for n, *_ in await kids("kod", kod[0][0])] == [".v"]
     assert await kids("s") == [("[0]", "str", "'only'", False)]
     assert await kids("dq") == [("[0]", "int", "1", False), ("[1]", "int", "2", False), ("[2]", "int", "3", False)]
     assert await kids("empty") == []

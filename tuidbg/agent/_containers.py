@@ -16,7 +16,10 @@ them from memory):
   descriptors: no ``__getattribute__``, ``__getattr__`` or property of the program runs, and a class that
   defines its own ``__dict__`` attribute shows no instance attributes rather than run it;
 - types are looked at through ``type(obj)`` and the raw ``__mro__``, never ``isinstance`` (which may ask an
-  object for its ``__class__``);
+  object for its ``__class__``), and compared by identity (``in`` would ask a metaclass's ``__eq__``);
+- an OrderedDict is shown in its own order (``move_to_end``) when its keys are of built-in types; its order
+  is known only to its iterator, which hashes each key, so with other keys (whose ``__hash__`` is the
+  program's) it is shown in the order the keys were first inserted;
 - the one-line text of a child (``text``) is the built-in ``repr`` of the built-in scalar types (int, float,
   complex, bool, str, bytes, None), a bounded repr made here of built-in containers, a torch value's line (the
   caller's ``special``), else ``<TypeName at 0x...>`` as the Locals pane shows an object read from memory.
@@ -34,6 +37,7 @@ _GETSET = type(_TYPE_DICT)
 _MEMBER = type(type.__dict__["__dictoffset__"])
 
 _SCALARS = (int, float, complex, bool, str, bytes, type(None))
+_HASHED = (int, float, bool, str, bytes, type(None))  # keys whose hash is the built-in one
 # (base type, its iterator) of the containers that expand, the first in an object's MRO wins
 _SEQUENCES = (list, tuple, collections.deque)
 _SETS = (set, frozenset)
@@ -49,10 +53,18 @@ def _mro(obj):
     return _MRO.__get__(type(obj))
 
 
+def _has(classes, cls):
+    """``cls in classes`` by identity: ``in`` compares with ``==``, which a metaclass may define."""
+    for c in classes:
+        if c is cls:
+            return True
+    return False
+
+
 def _base(obj, bases):
     mro = _mro(obj)
     for b in bases:
-        if b in mro:
+        if _has(mro, b):
             return b
     return None
 
@@ -63,7 +75,7 @@ def instance_dict(obj):
         d = _TYPE_DICT.__get__(cls).get("__dict__")
         if d is None:
             continue
-        if type(d) not in (_GETSET, _MEMBER):
+        if not _has((_GETSET, _MEMBER), type(d)):
             return None  # the program's own __dict__ attribute (a property): not run
         try:
             got = d.__get__(obj, type(obj))
@@ -87,7 +99,7 @@ def slot_values(obj):
         slots = raw.get("__slots__")
         if type(slots) is str:
             slots = (slots,)
-        if type(slots) not in (tuple, list, dict):
+        if not _has((tuple, list, dict), type(slots)):
             continue
         for name in slots:
             if type(name) is not str or name in ("__dict__", "__weakref__"):
@@ -117,12 +129,21 @@ def _length(obj):
 
 def _dict_items(obj):
     od = collections.OrderedDict
-    return od.items(obj) if od in _mro(obj) else dict.items(obj)  # (the C OrderedDict keeps its own order)
+    if not _has(_mro(obj), od):
+        return dict.items(obj)
+    # The C OrderedDict keeps its own order (move_to_end), which only its iterator knows, and it finds each
+    # key's node by hashing the key: that runs no code of the program only for keys of built-in types.
+    # Other keys: the order they were first inserted in (the dict's own table), with no hash.
+    pairs = list(dict.items(obj))
+    if not all(_has(_HASHED, type(k)) for k, _v in pairs):
+        return pairs
+    values = {id(k): v for k, v in pairs}
+    return [(k, values[id(k)]) for k in od.__iter__(obj) if id(k) in values]
 
 
 def _items(obj):
     """Iterator of (name, value) of a container's items, by the base type's own methods."""
-    if dict in _mro(obj):
+    if _has(_mro(obj), dict):
         return (("[%s]" % text(k, 200), v) for k, v in _dict_items(obj))
     base = _base(obj, _SEQUENCES + _SETS)
     if base is None:
@@ -154,7 +175,7 @@ def child(obj, name):
         raise ValueError("%s has no attribute %s (now)" % (type_name(obj), name[1:]))
     if name.startswith("[") and name.endswith("]"):
         n = _length(obj)
-        if dict not in _mro(obj):
+        if not _has(_mro(obj), dict):
             try:
                 i = int(name[1:-1])
             except ValueError:
@@ -178,7 +199,7 @@ def text(obj, limit=1000, special=None, depth=0):
     """The one-line text of a value, made without running code of the program (see the module's docstring)."""
     tp = type(obj)
     try:
-        if tp in _SCALARS:
+        if _has(_SCALARS, tp):
             return _scalar(obj, tp, limit)
         if special is not None:
             line = special(obj)

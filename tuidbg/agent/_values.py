@@ -18,6 +18,8 @@ import sys
 
 from . import _containers
 
+_MRO = type.__dict__["__mro__"]
+
 PREVIEW_CAP = 100000  # elements a preview reads at most (a bigger tensor previews its first elements)
 EDGE = 5  # first and last values a preview shows
 CHILD_CAP = 500
@@ -40,7 +42,12 @@ def _is_instance(value, name, torch):
         mod = {"Module": "torch.nn.modules.module", "Optimizer": "torch.optim.optimizer"}[name]
         m = sys.modules.get(mod)
         cls = getattr(m, name, None) if m is not None else None
-    return cls is not None and cls in type(value).__mro__  # (no __instancecheck__ or __class__ of theirs runs)
+    if cls is None:
+        return False
+    for c in _MRO.__get__(type(value)):  # (no __instancecheck__, __class__, metaclass attribute or __eq__ of theirs runs)
+        if c is cls:
+            return True
+    return False
 
 
 class _NoTorchFunction:

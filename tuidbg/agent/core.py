@@ -225,7 +225,8 @@ class Agent(object):
         # --children) gets an agent of its own, connected before the child's code runs.
         self._release()
         if _children and traced():
-            start(_children[0], _children[1], "fork")
+            if start(_children[0], _children[1], "fork") is None:
+                _follow.unfollow()
 
     def disable(self, why=""):
         """Stop doing anything: no events, no hooks, no connection."""
@@ -747,12 +748,11 @@ def start_attach(sock_path, token, several=False, children=False):
     which load the agent too (``_follow``)."""
     if several or children:
         _children[:] = [sock_path, token]
-    if children:
-        _follow.follow(sock_path, token, os.path.join(AGENT_DIR, "boot"))
-    agent = start(sock_path, token, "attach")
+    agent = start(sock_path, token, "attach")  # (after an agent it replaces has put its changes back)
     if agent is None:
-        _follow.unfollow()
         _children[:] = []
+    elif children:
+        _follow.follow(sock_path, token, os.path.join(AGENT_DIR, "boot"))
     return agent
 
 

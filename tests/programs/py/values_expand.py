@@ -72,6 +72,38 @@ class Sneaky:
         return "Sneaky!"
 
 
+class Meta(type):
+    """A metaclass whose == and attribute reads run code (``x in (int, str)`` asks it)."""
+
+    def __eq__(cls, other):
+        calls["meta_eq"] += 1
+        return NotImplemented
+
+    __hash__ = type.__hash__
+
+    def __getattribute__(cls, name):
+        if name == "__mro__":
+            calls["meta_mro"] += 1
+        return type.__getattribute__(cls, name)
+
+
+class Odd(metaclass=Meta):
+    def __init__(self):
+        self.v = 1
+
+
+class Key:
+    """A dict key whose hash runs code (an OrderedDict's items() would hash it again)."""
+
+    def __hash__(self):
+        calls["hash"] += 1
+        return 1
+
+    def __repr__(self):
+        calls["repr"] += 1
+        return "Key!"
+
+
 def report():
     print("CALLS", json.dumps(dict(calls)), flush=True)
     calls.clear()
@@ -85,6 +117,8 @@ def main():
     loud = Loud(a=1, b=Point(7, 8))
     loud.note = "n"
     sneaky = Sneaky()
+    odd = Odd()
+    kod = collections.OrderedDict([(Key(), Odd()), ("s", 2)])
     calls.clear()  # (made, __init__ ran __getattribute__): from here on, nothing may count
     od = collections.OrderedDict(z=1, a=2)
     od.move_to_end("z")
@@ -98,7 +132,7 @@ def main():
     del d["b"]
     del pt
     report()  # MARK:after
-    assert all(v is not None for v in (nested, sl, loud, sneaky, od, dd, s, dq, big, empty, bare))
+    assert all(v is not None for v in (nested, sl, loud, sneaky, od, dd, s, dq, big, empty, bare, odd, kod))
 
 
 main()

@@ -34,20 +34,28 @@ class Injection(AgentBase):
         if not procs:  # (the attach's stop not read yet)
             procs = [(st.inferiors[0].id, int(self.config.pid))]
         first = procs[0][0] if procs else None
-        if len(procs) > 1:  # (the refresh under way reads gdb's current process, which this moves)
-            await s.wait_refreshed(30)
+        if len(procs) == 1:
+            await self._inject_into(self._attach_link(procs[0][1]), None)
+            return
         failures = []
-        for iid, pid in procs:
-            link = self._attach_link(pid)
-            try:
-                await self._inject_into(link, None if len(procs) == 1 else iid)
-            except (MIError, EngineError, Timeout) as exc:
-                if iid == first:
-                    raise
-                link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
-                failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
-        if len(procs) > 1:  # (each --thread-group moved gdb's selection: the first process is shown again)
-            await s.show_again(first)
+        try:
+            await s.wait_refreshed(30)  # (the refresh under way reads gdb's current process, which this moves)
+        except Timeout:
+            pass
+        # Only the process being loaded runs during its inferior calls: another one's agent, already
+        # loaded, would stop in it (and gdb abandon the call), or a child's exit come in the middle.
+        await s.cmd("-gdb-set schedule-multiple off", check=False)
+        try:
+            for iid, pid in procs:
+                link = self._attach_link(pid)
+                try:
+                    await self._inject_into(link, iid)
+                except (MIError, EngineError, Timeout) as exc:
+                    link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
+                    failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
+        finally:
+            await s.cmd("-gdb-set schedule-multiple on", check=False)
+        await s.show_again(first)  # (each 'inferior N' moved gdb's selection: the first process is shown again)
         self._publish()
         for text in failures:
             self._notify(text)
@@ -189,6 +197,10 @@ class Injection(AgentBase):
         code = source.encode() + b"\0"
         if len(code) > 4096:
             raise EngineError(f"the agent's boot statement is {len(code)} bytes, over one page")
+        for name in ("Py_AddPendingCall", "PyRun_SimpleString"):  # (a process that is not Python: nothing is mapped in it)
+            r = await s.cmd(f'-data-evaluate-expression "(long)&{name}"', check=False)
+            if r.cls != "done":
+                raise EngineError(f"it has no {name} (not a Python process)")
         await s.cmd("-gdb-set unwindonsignal on", check=False)
         try:
             r = await s.cmd(

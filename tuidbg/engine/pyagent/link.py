@@ -118,6 +118,10 @@ class AgentLink(AgentBase):
         first hello, or the program run again), else a new one (a child of the program)."""
         pid = msg.get("pid") if isinstance(msg.get("pid"), int) else None
         link = self._links.get(pid) if pid is not None else None
+        if link is None and pid is not None:  # a process in a PID namespace of its own knows itself by another number
+            link = next((k for k in self._links.values() if k.hello is None and k.pid and _ns_pid(k.pid) == pid), None)
+            if link is not None:
+                return link
         if link is None:
             st = self._state()
             others = st is not None and any(inf.pid and inf.pid != pid for inf in st.live_inferiors())
@@ -246,3 +250,15 @@ class AgentLink(AgentBase):
             return
         w.write((json.dumps(obj) + "\n").encode())
         await w.drain()
+
+
+def _ns_pid(pid: int) -> int | None:
+    """The number process ``pid`` has in its own PID namespace (the last of /proc's NSpid)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

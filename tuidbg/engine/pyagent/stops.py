@@ -291,6 +291,9 @@ class StopHandling(AgentBase):
             # meanwhile: no other thread's Python stop reaches gdb during the call.)
             await s.cmd("-gdb-set scheduler-locking off")
             await s.cmd("-gdb-set unwindonsignal on", check=False)
+            several = len(st.inferiors) > 1  # (the other processes stay stopped: their agents would stop the call)
+            if several:
+                await s.cmd("-gdb-set schedule-multiple off", check=False)
             try:
                 r = await s.cmd(
                     f"-data-evaluate-expression --thread {tid} --frame 0 "
@@ -301,6 +304,8 @@ class StopHandling(AgentBase):
             finally:
                 await s.cmd("-gdb-set unwindonsignal off", check=False)
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+                if several:
+                    await s.cmd("-gdb-set schedule-multiple on", check=False)
             armed = mi.to_int(r.get("value"))
             if armed == 2:
                 raise EngineError("another thread is stopping at a Python breakpoint: continue to see it, then step")
