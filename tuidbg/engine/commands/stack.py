@@ -209,7 +209,9 @@ class StackCommands(CommandBase):
         if inf.process is not ProcessState.STOPPED or not tid:
             return
         await self.cmd(f"-thread-select {tid}", check=False)
-        if not inf.refreshed:
+        # (read again too when its Python stack is missing: a refresh of it that another process's attach or
+        # stop cancelled had read its threads and frames, not run its stages)
+        if not inf.refreshed or inf.python.stack is None:
             self._start_refresh(inf.generation)
 
     async def select_frame(self, level: int) -> None:
