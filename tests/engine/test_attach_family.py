@@ -157,3 +157,46 @@ def test_attach_children_is_refused_with_remote():
     r = subprocess.run([sys.executable, "-m", "tuidbg", "attach", "--remote", "127.0.0.1:1", "--children", "123"],
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "--children" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+async def test_attach_to_a_process_in_a_pid_namespace_of_its_own(make_session, tmp_path):
+    """Its agent says hello with the number it has in its namespace (1 or 2, not the one tuidbg attached
+    to): /proc's NSpid ties the two, and the stop is the process's own."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare (util-linux) here")
+    d = tmp_path / "ns"
+    d.mkdir()
+    outer = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", str(DEBIAN_PY311), str(FAMILY), str(d)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    s = None
+    try:
+        deadline = time.monotonic() + 30
+        while not list(d.glob("ready-*.json")):
+            assert outer.poll() is None, outer.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "not ready"
+            time.sleep(0.05)
+        inner = int(read_json(next(d.glob("ready-*.json")))["pid"])
+        import psutil
+
+        pid = next(p.pid for p in psutil.Process(outer.pid).children(recursive=True) if "family.py" in " ".join(p.cmdline()))
+        assert pid != inner  # (its own number, in its namespace)
+        s = await make_session(mode="attach", pid=pid, agent=True, python_target=True)
+        ctl = pyagent.controller(s)
+        await s.launch()
+        line = line_of(FAMILY, "tick line")
+        await ctl.add_breakpoint(str(FAMILY), line)
+        await ctl.resume()
+        st = await _python_stop(s, ctl)
+        assert (st.python.stop.func, st.python.stop.line) == ("tick", line) and st.pid == pid
+        assert st.python.agent.connected and st.python.agent.how == "attach", st.python.agent
+        assert [inf.pid for inf in st.inferiors] == [pid]
+        await s.close()
+        s = None
+        running_untraced(pid)
+    finally:
+        if s is not None:
+            await s.close()
+        kill_tree(outer)
