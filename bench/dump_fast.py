@@ -186,6 +186,29 @@ def run_one(cmd: list[str], env: dict) -> tuple[float, int, str, str]:
     return (time.perf_counter() - t) * 1000, res.returncode, res.stdout, res.stderr
 
 
+def take_turns(tools, rounds: int, env: dict, proc: subprocess.Popen, expected) -> tuple[dict, dict]:
+    """The tools (name, command, parser, runs) take turns on one process, ``rounds`` times (a tool at most its
+    own runs): each one's times, and whether its output was exact (the first wrong or failed run shows).
+    After every tuidbg run the process must live on, untraced."""
+    times: dict[str, list[float]] = {t[0]: [] for t in tools}
+    verdicts: dict[str, str] = {}
+    for r in range(rounds):
+        for tname, cmd, parse, runs in tools:
+            if r >= runs:
+                continue
+            ms, rc, out, err = run_one(cmd, env)
+            times[tname].append(ms)
+            v = verdict(rc, out, err, parse, expected)
+            if verdicts.get(tname, "exact") == "exact":
+                verdicts[tname] = v
+            time.sleep(0.05)
+            if proc.poll() is not None:
+                raise SystemExit(f"the process died after {tname}")
+            if tname.startswith("tuidbg"):
+                assert tracer(proc.pid) == 0, "the process is still traced"
+    return times, verdicts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=11)
@@ -214,23 +237,8 @@ def main() -> int:
             ("py-spy dump", [spy, "dump", "--pid", pid], stacks_tuidbg_or_spy, args.runs),
             ("pystack remote", [pystack, "remote", pid], stacks_pystack, args.runs),
         ]
-        times: dict[str, list[float]] = {t[0]: [] for t in tools}
-        verdicts: dict[str, str] = {}
         try:
-            for r in range(args.runs):
-                for tname, cmd, parse, runs in tools:
-                    if r >= runs:
-                        continue
-                    ms, rc, out, err = run_one(cmd, env)
-                    times[tname].append(ms)
-                    v = verdict(rc, out, err, parse, expected)
-                    if verdicts.get(tname, "exact") == "exact":
-                        verdicts[tname] = v  # the first wrong or failed run is what shows
-                    time.sleep(0.05)
-                    if proc.poll() is not None:
-                        raise SystemExit(f"the process died after {tname}")
-                    if tname.startswith("tuidbg"):
-                        assert tracer(proc.pid) == 0, "the process is still traced"
+            times, verdicts = take_turns(tools, args.runs, env, proc, expected)
         finally:
             proc.kill()
             proc.wait()

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dump_fast import ROOT, TUIDBG, _PY_LINE, case_threads, peers, run_one, stacks_pystack, tracer, verdict  # noqa: E402
+from dump_fast import ROOT, TUIDBG, _PY_LINE, case_threads, peers, run_one, stacks_pystack, take_turns  # noqa: E402
 
 
 def stacks_grouped(text: str) -> list[list[tuple[str, int]]]:
@@ -76,28 +76,13 @@ def main() -> int:
         ("pystack remote --native", [pystack, "remote", "--native", pid], stacks_pystack, args.runs),
         ("py-spy dump --native", [spy, "dump", "--native", "--pid", pid], stacks_grouped, args.runs),
     ]
-    times: dict[str, list[float]] = {t[0]: [] for t in tools}
-    verdicts: dict[str, str] = {}
     try:
         _ms, rc, out, err = run_one([*tuidbg, "dump", "--native", "--json", pid], env)
         rep = json.loads(out)["processes"][0] if rc == 0 else {}
         reader = f"reader {rep.get('reader')}" + (f", fallback: {rep['fallback']}" if rep.get("fallback") else "")
         if rc != 0:
             reader = f"failed: {err.strip()[-200:]}"
-        for r in range(args.runs):
-            for tname, cmd, parse, runs in tools:
-                if r >= runs:
-                    continue
-                ms, rc, out, err = run_one(cmd, env)
-                times[tname].append(ms)
-                v = verdict(rc, out, err, parse, expected)
-                if verdicts.get(tname, "exact") == "exact":
-                    verdicts[tname] = v  # the first wrong or failed run is what shows
-                time.sleep(0.05)
-                if proc.poll() is not None:
-                    raise SystemExit(f"the process died after {tname}")
-                if tname.startswith("tuidbg"):
-                    assert tracer(proc.pid) == 0, "the process is still traced"
+        times, verdicts = take_turns(tools, args.runs, env, proc, expected)
     finally:
         proc.kill()
         proc.wait()
