@@ -186,16 +186,19 @@ class Cfi(object):
 
     # -- CIEs and FDEs -------------------------------------------------------------------------
 
+    def _length(self, off):
+        """(where the entry's content starts, its length) of the CIE or FDE at ``off`` (32- or 64-bit length)."""
+        length = _U32(self.data, off)[0]
+        if length == 0xFFFFFFFF:
+            return off + 12, _U64(self.data, off + 4)[0]
+        return off + 4, length
+
     def _cie(self, off):
         cie = self._cies.get(off)
         if cie is not None:
             return cie
         d = self.data
-        length = _U32(d, off)[0]
-        pos = off + 4
-        if length == 0xFFFFFFFF:
-            length = _U64(d, pos)[0]
-            pos += 8
+        pos, length = self._length(off)
         end = pos + length
         pos += 4  # CIE id (0)
         version = d[pos]
@@ -250,11 +253,7 @@ class Cfi(object):
         if got is not None:
             return got
         d = self.data
-        length = _U32(d, off)[0]
-        pos = off + 4
-        if length == 0xFFFFFFFF:
-            length = _U64(d, pos)[0]
-            pos += 8
+        pos, length = self._length(off)
         if length == 0:
             return None
         end = pos + length
