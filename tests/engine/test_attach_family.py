@@ -13,8 +13,8 @@ import time
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, line_of
-from pystack_helpers import kill_tree, read_json, running_untraced, wait_for_files
+from helpers import DEBIAN_PY311, PROGRAMS, line_of, wait_for
+from pystack_helpers import TORCH_PYTHON, kill_tree, read_json, running_untraced, wait_for_files
 
 from tuidbg.engine import pyagent
 
@@ -22,6 +22,7 @@ pytestmark = [requires_gdb, pytest.mark.slow,
               pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11")]
 
 FAMILY = PROGRAMS / "py" / "family.py"
+EPOCHS = PROGRAMS / "py" / "torch_epochs.py"
 TIMEOUT = 60
 
 
@@ -200,3 +201,46 @@ async def test_attach_to_a_process_in_a_pid_namespace_of_its_own(make_session, t
         if s is not None:
             await s.close()
         kill_tree(outer)
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
+async def test_attach_children_stops_in_a_dataloader_worker_of_a_later_epoch(make_session, tmp_path):
+    """A training loop attached to between epochs: the DataLoader workers of the next epoch are forked
+    after the attach, and a Python breakpoint in __getitem__ stops in one of them."""
+    d = tmp_path / "t"
+    d.mkdir()
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    main = subprocess.Popen([str(TORCH_PYTHON), str(EPOCHS), str(d)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    s = None
+    try:
+        wait_for_files([d / f"ready-{main.pid}.json"], [main], timeout=120)
+        (d / "go").write_text("")  # a first epoch before tuidbg comes
+        wait_for_files([d / "epoch-1"], [main], timeout=120)
+        s = await make_session(mode="attach", pid=main.pid, agent=True, python_target=True, children="python")
+        ctl = pyagent.controller(s)
+        await s.launch()
+        line = line_of(EPOCHS, "getitem line")
+        bp = await ctl.add_breakpoint(str(EPOCHS), line, condition="i == 1")
+        await ctl.resume()
+        (d / "go").write_text("")
+        st = await _python_stop(s, ctl)
+        assert (st.python.stop.func, st.python.stop.line) == ("Squares.__getitem__", line)
+        assert st.pid != main.pid and st.inferior.ppid == main.pid, (st.pid, st.inferior.ppid)
+        assert await ctl.evaluate("i") == "1"
+        assert st.inferior.python.agent.connected and st.inferior.python.agent.pid == st.pid
+        await ctl.delete_breakpoint(bp.id)
+        await ctl.resume()
+        # (waited for without blocking: the session goes on past the workers' exits meanwhile)
+        await wait_for(lambda: (d / "epoch-2").exists(), 120, "the epoch to end")
+        assert read_json(d / "epoch-2") == [0, 1, 4, 9]
+        await s.close()
+        s = None
+        running_untraced(main.pid)
+        (d / "go").write_text("")  # and on it goes, untraced
+        wait_for_files([d / "epoch-3"], [main], timeout=120)
+    finally:
+        if s is not None:
+            await s.close()
+        kill_tree(main)

@@ -32,6 +32,7 @@ import asyncio
 import logging
 import os
 import re
+from dataclasses import replace
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
@@ -60,6 +61,7 @@ class ChildProcesses(Extension):
         self.session = None
         self._described: dict[str, tuple] = {}  # inferior -> what it was when last read from /proc
         self._bg: set[asyncio.Task] = set()
+        self._going_on = 0  # children's exits being gone on from
 
     @property
     def active(self) -> bool:
@@ -151,28 +153,45 @@ class ChildProcesses(Extension):
         task.add_done_callback(self._bg.discard)
 
     def _unseen(self, st: DebuggerState) -> bool:
-        """This stop is a child's exit, while other processes live on: the user need not see it."""
+        """This stop is a child's exit, while other processes live on: the user need not see it (also when it
+        was the process shown: the user had let it run, and it ended; the first process is shown then)."""
         inf = st.find(st.stopped_inferior)
         return (inf is not None and inf.stop is not None and inf.process is ProcessState.EXITED
-                and inf.id != st.selected_inferior and st.is_stopped
-                and not st.python.transient)  # (an agent request under way goes on by itself)
+                and inf.id != st.inferiors[0].id and st.is_stopped and bool(st.live_inferiors())
+                # (an agent request under way goes on by itself; the transient mark of another child's exit
+                # that is being gone on from is this one's too: two workers end together)
+                and (not st.python.transient or self._going_on > 0))
 
     def _stop_hook(self, st: DebuggerState) -> DebuggerState:
         if not self._unseen(st):
             return st
         inf = st.find(st.stopped_inferior)
+        self._going_on += 1
         self._spawn(self._go_on(inf.id, inf.generation))
         return st.with_python(transient=True)
 
     async def _go_on(self, iid: str, generation: int) -> None:
         """After a child's exit: continue every process (from a thread that lives: gdb's current one was
         the exited process's), unless something else happened meanwhile."""
+        try:
+            await self._go_on_now(iid, generation)
+        finally:
+            self._going_on -= 1
+
+    async def _go_on_now(self, iid: str, generation: int) -> None:
         s = self.session
         await asyncio.sleep(0)  # (the stop's state is set once the hooks have run)
         st = s.state
         inf = st.find(iid)
         if inf is None or inf.generation != generation or st.stopped_inferior != iid or not st.is_stopped:
+            # Something came since. Another child's exit goes on by itself; anything else is to be seen.
+            if self._going_on == 1 and st.python.transient and not self._unseen(st):
+                s.set_state(st.with_python(transient=False))
             return
+        if st.selected_inferior == iid:  # (the process shown ended: the first one that lives is shown)
+            live = st.live_inferiors()
+            if live:
+                s.set_state(replace(st, selected_inferior=live[0].id))
         try:
             await s.cont()
         except (MIError, EngineError, Timeout) as exc:

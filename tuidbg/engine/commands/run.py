@@ -35,11 +35,28 @@ class RunControl(CommandBase):
         try:
             await self.cmd("-exec-continue")
         except MIError as exc:
-            if len(self._state.inferiors) < 2 or "No such process" not in exc.message:
+            if len(self._state.inferiors) < 2 or not any(
+                    m in exc.message for m in ("No such process", "without a live selected thread", "is not being run")):
                 raise
-            # (several processes: one was exiting as gdb resumed it) once more, from a thread that lives
+            # (several processes: one was exiting as gdb resumed it, or had ended without gdb seeing it) once
+            # more, from a thread that lives, without those gdb still holds but the system has not
+            await self._forget_ended()
             await self._select_live_thread()
             await self.cmd("-exec-continue")
+
+    async def _forget_ended(self) -> None:
+        """Processes gdb believes alive that have ended (gdb 13 misses the exit of a child that ends while
+        it stops all the others): gdb lets go of them, and they show as exited."""
+        st = self._state
+        for inf in st.live_inferiors():
+            pid = inf.os_pid or inf.pid
+            info = rescue.proc_info(pid) if pid else None
+            if pid and (info is None or info.state in ("Z", "X")):
+                await self.cmd(f"-interpreter-exec console {mi.quote('detach inferiors ' + inf.id.lstrip('i'))}",
+                               check=False)
+                st = st.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
+                                      exit_description="ended (gdb missed its exit)")
+        self.set_state(st)
 
     async def _select_live_thread(self) -> None:
         """Several processes: gdb's own selection goes back to the one the user sees (gdb selects the process

@@ -1,0 +1,42 @@
+"""A training loop that tuidbg attaches to (``attach --children``): it waits until DIR/go appears, then
+runs one epoch over a torch DataLoader with two forked workers (new workers every epoch, as DataLoader
+makes them without persistent_workers), writes DIR/epoch-N with what it loaded, and waits again.
+
+Usage: torch_epochs.py DIR -- writes DIR/ready-PID.json first."""
+import json
+import os
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        value = torch.tensor([i * i], dtype=torch.float32)  # MARK:getitem line
+        return value
+
+
+def main(d):
+    with open(os.path.join(d, "ready-%d.json" % os.getpid()), "w") as f:
+        json.dump({"pid": os.getpid()}, f)
+    epoch = 0
+    while True:
+        go = os.path.join(d, "go")
+        if not os.path.exists(go):
+            time.sleep(0.02)
+            continue
+        os.unlink(go)
+        loader = DataLoader(Squares(), batch_size=1, num_workers=2, multiprocessing_context="fork")
+        got = sorted(int(b.item()) for b in loader)
+        epoch += 1
+        with open(os.path.join(d, "epoch-%d" % epoch), "w") as f:
+            json.dump(got, f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
