@@ -60,7 +60,7 @@ EOF
 }
 
 pkgs=(gdb gcc g++ make binutils python3 python3-venv python3-dev procps ca-certificates)
-[ $want_test = 1 ] && pkgs+=(tmux file util-linux mount cgdb gdbserver iproute2)  # (unshare, mount: tests/cli/test_bundle.py; cgdb: bench/step_tmux.py; gdbserver, iproute2: the second node of tests/cli/test_remote.py)
+[ $want_test = 1 ] && pkgs+=(tmux file util-linux mount cgdb gdbserver iproute2 zsh)  # (zsh: tests/cli/test_completion.py; unshare, mount: tests/cli/test_bundle.py; cgdb: bench/step_tmux.py; gdbserver, iproute2: the second node of tests/cli/test_remote.py)
 apt_install "${pkgs[@]}"
 
 if [ $want_test = 1 ]; then
