@@ -48,7 +48,7 @@ from tuidbg.engine.python import view as pyview
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, profile_commands, remembered
-from tuidbg.ui.app_console import ConsolePart
+from tuidbg.ui.app_console import ConsolePart, group_console
 from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart
 from tuidbg.ui.app_stacks import StacksPart
@@ -119,10 +119,6 @@ class StateChanged(Message):
 class _Pending:
     output: bytearray
     console: list[mi.MIRecord]
-
-
-
-
 
 
 class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, App[int], inherit_bindings=False):
@@ -343,7 +339,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         if self._pending.console:
             recs, self._pending.console = self._pending.console, []
             log_w = self.query_one(ConsolePane).log_widget
-            for style, group in _group_console(recs):
+            for style, group in group_console(recs):
                 log_w.write_lines(group, style=style)
 
     def on_state_changed(self, message: StateChanged) -> None:
@@ -568,32 +564,3 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                 await new.launch()
 
         self._run(restart, "restart session", group="session")
-
-
-
-
-def _group_console(recs: list[mi.MIRecord]) -> list[tuple[str, list[str]]]:
-    """Console records as (style, lines), merging consecutive records of one style."""
-    out: list[tuple[str, list[str]]] = []
-    buf = ""
-    style = ""
-
-    def flush() -> None:
-        nonlocal buf
-        if buf:
-            lines = buf.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            out.append((style, lines))
-            buf = ""
-
-    for r in recs:
-        s = {mi.CONSOLE: "", mi.TARGET: "", mi.LOG: "log", mi.TEXT: "note"}.get(r.kind, "")
-        text = r.text if r.kind != mi.TEXT else (r.text + "\n")
-        if s != style:
-            flush()
-            style = s
-        buf += text
-    flush()
-    return out
-
