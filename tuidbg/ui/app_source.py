@@ -45,11 +45,13 @@ PANES = {
 class SourcePart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
+    _source_title: str | None = None  # what the source pane's title shows
+
     # -- source -----------------------------------------------------------------------------------
 
     def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
         src = self.query_one(SourceView)
-        title = self.query_one("#source-title", Static)
+        title = self._set_source_title
         pyf = pyview.selected_frame(state, self.py_sel)
         skey = (pyview.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
         moved = skey != self._source_key
@@ -58,7 +60,7 @@ class SourcePart:
             self._user_file = None
             if src.show_file(pyf.file):
                 src.set_pc(pyf.line, top=pyf.index == 0)
-                title.update(Content(visible(pyf.file) + f"  (Python, {pyf.name})"), layout=False)
+                title(visible(pyf.file) + f"  (Python, {pyf.name})")
         elif moved and state.is_stopped:
             self._user_file = None
             frame = state.selected
@@ -67,7 +69,7 @@ class SourcePart:
             if frame is not None and frame.fullname and frame.line is not None and os.path.exists(frame.fullname):
                 if src.show_file(frame.fullname):
                     src.set_pc(frame.line, top=state.selected_frame == 0)
-                    title.update(Content(visible(frame.fullname)), layout=False)
+                    title(visible(frame.fullname))
             elif frame is not None:
                 lib = f" in {frame.library}" if frame.library else ""
                 what = frame.func or "??"
@@ -77,10 +79,15 @@ class SourcePart:
                 elif not frame.file:
                     lines.append("The library has no line information (no DWARF); the C++ frames pane still shows where it is.")
                 src.show_message(lines)
-                title.update(Content("Source — not available"), layout=False)
+                title("Source — not available")
         elif moved and not state.is_stopped and not self._user_file:
             src.set_pc(None)
         self._update_marks(state)
+
+    def _set_source_title(self, text: str) -> None:
+        if text != self._source_title:  # (an update repaints it: not at every stop in the same file)
+            self._source_title = text
+            self.query_one("#source-title", Static).update(Content(text), layout=False)
 
     def _update_marks(self, state: DebuggerState) -> None:
         src = self.query_one(SourceView)
@@ -105,7 +112,7 @@ class SourcePart:
             return False
         self._source_opened()
         self._user_file = path
-        self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
+        self._set_source_title(visible(path))
         st = self.state
         frame = st.selected if st.is_stopped else None
         if frame is not None and frame.fullname == path and frame.line is not None:
@@ -113,7 +120,7 @@ class SourcePart:
             if line is not None:
                 src.goto_line(line)
         else:
-            src.pc_line = None
+            src.set_pc(None)
         self._update_marks(st)
         return True
 
