@@ -166,6 +166,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._py_locals_epoch = 0  # bumped when Python ran in the program at a stop: older reads are stale
         self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
         self._source_key: tuple | None = None
+        # A stop's line shown first (app_source._show_stop_line): its stop, the stop whose other panes
+        # wait for that screen update, and the latest state of that stop meanwhile.
+        self._line_key: tuple | None = None
+        self._line_pending: tuple | None = None
+        self._held: DebuggerState | None = None
         self._cuda_tab: bool | None = None
         self._processes_tab = False  # shown once a second process is under the debugger
         self._processes_hidden = False
@@ -348,13 +353,17 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         state = message.state
         if state.python.transient:
             return  # a short internal stop (or run) of the Python agent: nothing for the user to see
+        if self._stop_line_held(state):
+            return  # painted once the source pane's update for this stop is out (app_source)
+        line_shown = self._show_stop_line(state)
         if state.is_stopped and (not state.refreshed or state.python.stop_pending):
-            # The refresh after a stop usually lands within a few ms: paint the stop
-            # once, complete. Only a slow refresh shows the bare stop first.
+            # The refresh after a stop usually lands within a few ms: paint the stop once, complete
+            # (its line first, when gdb's stop record names it). Only a slow refresh shows the bare stop.
             gen = state.generation
             self.set_timer(0.15, lambda: self._apply_if_still(gen))
             return
-        self._apply_state(state)
+        if not line_shown:
+            self._apply_state(state)
 
     def _closing_screen(self) -> bool:
         """The app is shutting down: its panes may be gone already."""

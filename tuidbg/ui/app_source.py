@@ -47,6 +47,59 @@ class SourcePart:
 
     _source_title: str | None = None  # what the source pane's title shows
 
+    # -- a stop's line, shown first --------------------------------------------------------------
+
+    def _show_stop_line(self, state: DebuggerState) -> bool:
+        """A stop that the panes do not show yet, whose line is known (the frame of gdb's ``*stopped``
+        record, before the refresh of threads, frames and locals; or the agent's Python frame): the
+        source pane shows it at once, in a screen update of its own (about a millisecond to render,
+        against every pane's); the other panes and the status line keep the last stop until that
+        update is out, then show this one (``_after_stop_line``). Returns whether it did."""
+        key = _stop_key(state)
+        if (not state.is_stopped or state.python.transient or state.python.stop_pending or key == self._line_key
+                or _stop_key(self._painted) == key or self.disasm_shown or self.session.info.is_cuda):
+            return False
+        if self.session.config.python_target:
+            sel = pyview.next_selection(state, self._py_selection)
+            pyf = pyview.selected_frame(state, sel.index)
+            if pyf is None or not os.path.exists(pyf.file):
+                return False  # (a native stop of a Python program: its Python frame is shown once read)
+            self._update_python_selection(state)
+        else:
+            frame, stop = state.selected, state.stop
+            if self._painted.python.stack is not None:
+                return False  # (a program that runs Python: its stops may show a Python frame)
+            if frame is None or not frame.fullname or frame.line is None or not os.path.exists(frame.fullname):
+                return False
+            bp = state.breakpoint(stop.bkptno) if stop is not None and stop.bkptno else None
+            if bp is not None and bp.internal:
+                return False  # tuidbg's own (a C++ throw: its refresh stage says more)
+        # (the source pane alone: a screen update re-renders every widget in the box around what
+        # changed, and the status line at the bottom would take in most of the screen)
+        self._update_source(state, self._painted)
+        self._line_key = self._line_pending = key
+        self._held = state if state.refreshed else None
+        self.call_after_refresh(self._after_stop_line, key)
+        return True
+
+    def _stop_line_held(self, state: DebuggerState) -> bool:
+        """Whether ``state`` waits for its stop's line to be on the screen (the latest one is kept)."""
+        if self._line_pending is None:
+            return False
+        if state.is_stopped and _stop_key(state) == self._line_pending:
+            if state.refreshed and not state.python.stop_pending:
+                self._held = state
+            return True
+        self._line_pending = self._held = None  # a run or another stop: what was held is out of date
+        return False
+
+    def _after_stop_line(self, key: tuple) -> None:
+        if self._line_pending != key:
+            return
+        held, self._line_pending, self._held = self._held, None, None
+        if held is not None and not self._closing_screen() and self.state is not held:
+            self._apply_state(held)
+
     # -- source -----------------------------------------------------------------------------------
 
     def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
@@ -250,3 +303,9 @@ class SourcePart:
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())
         self.notify(f"screenshot saved: {path}", markup=False)
+
+
+def _stop_key(state: DebuggerState) -> tuple:
+    """Which stop a state shows: its process and the stop's generation (the agent's requests make
+    stops of their own that are the same stop for the user)."""
+    return state.selected_inferior, pyview.stop_generation(state), state.is_stopped
