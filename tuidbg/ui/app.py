@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -72,6 +73,7 @@ log = logging.getLogger("tuidbg.ui")
 NARROW_WIDTH = 100
 RUN_SHOWN = 0.1  # seconds a resumed program runs before the stacks and variables show it running
 NARROW_HEIGHT = 30
+GIL_SWITCH_S = 0.0005  # (see on_mount)
 
 GROUP_CLASS = {"stack-group": "-show-stack", "vars-group": "-show-vars", "io-group": "-show-io"}
 
@@ -231,6 +233,10 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
     # -- start-up -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        # Textual writes each screen update from a thread of its own, which waits for the GIL while
+        # this thread works: up to the switch interval, 5 ms by default; a step's first update (its
+        # line, app_source._show_stop_line) is followed at once by the rest of the stop's work.
+        sys.setswitchinterval(GIL_SWITCH_S)
         self._register_themes()
         self._apply_theme(self._theme_name)
         self.set_keymap(self.keymap_info.keys)
