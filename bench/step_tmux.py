@@ -15,7 +15,15 @@ machine; medians over the steps.
 The last, "tuidbg Python", is a Python `next` (the agent steps a line of bench/programs/pysteps.py
 under Debian's stripped python3.11); gdb -tui and cgdb have no Python stepping to compare with.
 
-Usage: python bench/step_tmux.py [--steps N]
+tuidbg runs from this checkout (``python -P -m tuidbg`` with PYTHONPATH set to it, under the
+Python that runs the harness: the repository's .venv; -P: not the package of the current folder). ``--baseline DIR`` (repeatable) adds "tuidbg
+(DIR's name)" and "tuidbg Python (DIR's name)": the same steps with the tuidbg package of another
+tree (e.g. ``git archive main tuidbg keymaps themes | tar -x -C /tmp/main``), in the same run, taking turns with
+the others.
+
+``--only REGEX`` keeps the tools whose name it finds (fewer at a time: less noise on a small machine).
+
+Usage: python bench/step_tmux.py [--steps N] [--baseline DIR]... [--only REGEX]
 """
 
 from __future__ import annotations
@@ -32,16 +40,17 @@ import time
 from common import REPO, build, line_of
 
 PROG_SRC = REPO / "bench" / "programs" / "loop50.c"
-TUIDBG = REPO / ".venv" / "bin" / "tuidbg"
 POLL = 0.002
 PY = "/usr/bin/python3.11"
 PY_PROG = REPO / "bench" / "programs" / "pysteps.py"
 
 
 class Tool:
-    def __init__(self, name: str, argv: list[str], marker: str, key: list[str], first: list[str] | None = None):
+    def __init__(self, name: str, argv: list[str], marker: str, key: list[str], first: list[str] | None = None,
+                 env: str = ""):
         self.name = name
         self.argv = argv
+        self.env = env
         self.marker = re.compile(marker, re.M)
         self.key = key
         self.first = first or key  # the first step's keys (gdb -tui: type the command once)
@@ -55,7 +64,7 @@ class Tool:
 
     def start(self) -> None:
         cmd = " ".join(shlex.quote(a) for a in self.argv)
-        self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40", f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {cmd}; sleep 60")
+        self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40", f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {self.env}{cmd}; sleep 60")
         self.wait_line(lambda n: n is not None, 60)
 
     def screen(self) -> str:
@@ -93,6 +102,9 @@ class Tool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
+                    help="also run the tuidbg package found in DIR (repeatable)")
+    ap.add_argument("--only", metavar="REGEX", help="only the tools whose name matches")
     args = ap.parse_args()
     exe = str(build("loop50"))
     bp = f"loop50.c:{line_of(PROG_SRC, 'loop_a')}"
@@ -101,15 +113,22 @@ def main() -> None:
              r"^[│x].{0,3}>\s+(\d+)\s", ["Enter"], ["next", "Enter"]),
         Tool("cgdb", ["cgdb", "-q", "-ex", f"tbreak {bp}", "-ex", "run", exe],
              r"^\s*(\d+)[├t][─q]*>", ["F8"], ["Escape", "F8"]),
-        Tool("tuidbg", [str(TUIDBG), "run", "--nx", "--fresh", "-ex", f"tbreak {bp}", "--", exe],
-             r"^.?\s*(\d+)▶", ["n"]),
-        # a Python `next` (the agent steps one line) on Debian's stripped python3.11: no peer steps Python
-        Tool("tuidbg Python", [str(TUIDBG), "run", "--nx", "--fresh", "--python", PY, "-ex",
-                               f"break {PY_PROG}:{line_of(PY_PROG, 'loop_call')}", str(PY_PROG)],
-             r"^.?\s*(\d+)[▶▷]", ["n"]),
     ]
-    if not os.path.exists(PY):
-        tools.pop()
+    trees = [("", REPO)] + [(f" ({os.path.basename(os.path.abspath(d))})", os.path.abspath(d)) for d in args.baseline]
+    for suffix, tree in trees:
+        env = f"PYTHONPATH={shlex.quote(str(tree))} "
+        tools.append(Tool("tuidbg" + suffix, [sys.executable, "-P", "-m", "tuidbg", "run", "--nx", "--fresh", "-ex", f"tbreak {bp}", "--", exe],
+                          r"^.?\s*(\d+)▶", ["n"], env=env))
+    for suffix, tree in trees:
+        # a Python `next` (the agent steps one line) on Debian's stripped python3.11: no peer steps Python
+        if os.path.exists(PY):
+            env = f"PYTHONPATH={shlex.quote(str(tree))} "
+            tools.append(Tool("tuidbg Python" + suffix, [sys.executable, "-P", "-m", "tuidbg", "run", "--nx", "--fresh",
+                                                         "--python", PY, "-ex",
+                                                         f"break {PY_PROG}:{line_of(PY_PROG, 'loop_call')}", str(PY_PROG)],
+                              r"^.?\s*(\d+)[▶▷]", ["n"], env=env))
+    if args.only:
+        tools = [t for t in tools if re.search(args.only, t.name)]
     try:
         for t in tools:
             t.start()
@@ -125,7 +144,7 @@ def main() -> None:
             t.stop()
     for t in tools:
         s = sorted(t.samples)
-        print(f"{t.name:13s} median {statistics.median(s) * 1000:6.1f} ms  min {s[0] * 1000:6.1f}  "
+        print(f"{t.name:28s} median {statistics.median(s) * 1000:6.1f} ms  min {s[0] * 1000:6.1f}  "
               f"p90 {s[int(len(s) * 0.9) - 1] * 1000:6.1f}  (n={len(s)})")
 
 

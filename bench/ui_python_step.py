@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 from common import REPO, build, line_of, ms, summary
+
+import tuidbg.ui  # noqa: F401  (before Textual: it sets Textual's frame rate as tuidbg runs it)
 from mi_roundtrip import PROG as C_PROG
 from textual import events
 

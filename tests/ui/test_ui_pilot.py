@@ -401,3 +401,37 @@ async def test_a_step_shows_the_next_stop_without_the_run_between(threads_prog, 
         await until(pilot, lambda: "running" in status.render().plain, 10, "the run shown")
         assert app.state.process is ProcessState.RUNNING
         await press_and_stop(pilot, "ctrl+c")
+
+
+async def test_a_step_shows_its_new_line_before_the_refresh(threads_prog):
+    """A `next`: the source pane shows the new line from gdb's *stopped record at once (a screen
+    update of its own), before the refresh after the stop (threads, frames, locals) is in; the other
+    panes and the status line keep the last stop until then, then show this one."""
+    app = make_app(program=str(threads_prog), ex=["break main"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        src = app.query_one(SourceView)
+        cpp = app.query_one("#cpp-list")
+        status = app.query_one("#status")
+        seen: list[tuple] = []
+        set_pc = src.set_pc
+
+        def spy(line, top=True):
+            st = app.session.state
+            seen.append((line, st.generation, st.refreshed, tuple(cpp.row_texts), status.render().plain))
+            return set_pc(line, top)
+
+        src.set_pc = spy
+        for _ in range(4):
+            gen, rows, status_before = app.state.generation, tuple(cpp.row_texts), status.render().plain
+            seen.clear()
+            await press_and_stop(pilot, "n")
+            line = app.state.frames[0].line
+            assert seen, "the source pane did not move"
+            first_line, first_gen, refreshed, cpp_rows, status_text = seen[0]
+            # shown from the stop record: the refresh of this stop was not in yet
+            assert (first_line, first_gen, refreshed) == (line, gen + 1, False), seen[0][:3]
+            assert (cpp_rows, status_text) == (rows, status_before)  # (the other panes: the last stop)
+            # then the whole stop
+            assert src.pc_line == line and f"threads.c:{line}" in status.render().plain
+            assert tuple(cpp.row_texts) != rows and any(f":{line}" in r for r in cpp.row_texts[:1]), cpp.row_texts[:2]

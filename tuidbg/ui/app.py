@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -48,7 +49,7 @@ from tuidbg.engine.python import view as pyview
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, profile_commands, remembered
-from tuidbg.ui.app_console import ConsolePart
+from tuidbg.ui.app_console import ConsolePart, group_console
 from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart
 from tuidbg.ui.app_stacks import StacksPart
@@ -72,6 +73,7 @@ log = logging.getLogger("tuidbg.ui")
 NARROW_WIDTH = 100
 RUN_SHOWN = 0.1  # seconds a resumed program runs before the stacks and variables show it running
 NARROW_HEIGHT = 30
+GIL_SWITCH_S = 0.0005  # (see on_mount)
 
 GROUP_CLASS = {"stack-group": "-show-stack", "vars-group": "-show-vars", "io-group": "-show-io"}
 
@@ -121,10 +123,6 @@ class _Pending:
     console: list[mi.MIRecord]
 
 
-
-
-
-
 class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
@@ -170,6 +168,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._py_locals_epoch = 0  # bumped when Python ran in the program at a stop: older reads are stale
         self._thread_names: tuple | None = None  # (pid, {LWP: threading name}) from the agent's last stop
         self._source_key: tuple | None = None
+        # A stop's line shown first (app_source._show_stop_line): its stop, the stop whose other panes
+        # wait for that screen update, and the latest state of that stop meanwhile.
+        self._line_key: tuple | None = None
+        self._line_pending: tuple | None = None
+        self._held: DebuggerState | None = None
         self._cuda_tab: bool | None = None
         self._processes_tab = False  # shown once a second process is under the debugger
         self._processes_hidden = False
@@ -230,6 +233,10 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
     # -- start-up -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        # Textual writes each screen update from a thread of its own, which waits for the GIL while
+        # this thread works: up to the switch interval, 5 ms by default; a step's first update (its
+        # line, app_source._show_stop_line) is followed at once by the rest of the stop's work.
+        sys.setswitchinterval(GIL_SWITCH_S)
         self._register_themes()
         self._apply_theme(self._theme_name)
         self.set_keymap(self.keymap_info.keys)
@@ -343,7 +350,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         if self._pending.console:
             recs, self._pending.console = self._pending.console, []
             log_w = self.query_one(ConsolePane).log_widget
-            for style, group in _group_console(recs):
+            for style, group in group_console(recs):
                 log_w.write_lines(group, style=style)
 
     def on_state_changed(self, message: StateChanged) -> None:
@@ -352,13 +359,17 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         state = message.state
         if state.python.transient:
             return  # a short internal stop (or run) of the Python agent: nothing for the user to see
+        if self._stop_line_held(state):
+            return  # painted once the source pane's update for this stop is out (app_source)
+        line_shown = self._show_stop_line(state)
         if state.is_stopped and (not state.refreshed or state.python.stop_pending):
-            # The refresh after a stop usually lands within a few ms: paint the stop
-            # once, complete. Only a slow refresh shows the bare stop first.
+            # The refresh after a stop usually lands within a few ms: paint the stop once, complete
+            # (its line first, when gdb's stop record names it). Only a slow refresh shows the bare stop.
             gen = state.generation
             self.set_timer(0.15, lambda: self._apply_if_still(gen))
             return
-        self._apply_state(state)
+        if not line_shown:
+            self._apply_state(state)
 
     def _closing_screen(self) -> bool:
         """The app is shutting down: its panes may be gone already."""
@@ -568,32 +579,3 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                 await new.launch()
 
         self._run(restart, "restart session", group="session")
-
-
-
-
-def _group_console(recs: list[mi.MIRecord]) -> list[tuple[str, list[str]]]:
-    """Console records as (style, lines), merging consecutive records of one style."""
-    out: list[tuple[str, list[str]]] = []
-    buf = ""
-    style = ""
-
-    def flush() -> None:
-        nonlocal buf
-        if buf:
-            lines = buf.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            out.append((style, lines))
-            buf = ""
-
-    for r in recs:
-        s = {mi.CONSOLE: "", mi.TARGET: "", mi.LOG: "log", mi.TEXT: "note"}.get(r.kind, "")
-        text = r.text if r.kind != mi.TEXT else (r.text + "\n")
-        if s != style:
-            flush()
-            style = s
-        buf += text
-    flush()
-    return out
-

@@ -8,7 +8,7 @@ import logging
 import os
 
 from tuidbg import config as tconfig
-from tuidbg.engine import pyagent
+from tuidbg.engine import mi, pyagent
 from tuidbg.engine.errors import EngineError, MIError
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.variables import WatchPane
@@ -132,3 +132,29 @@ class ConsolePart:
             self.notify("the program is not running", markup=False)
             return
         self.session.write_program_input(message.data)
+
+
+def group_console(recs: list[mi.MIRecord]) -> list[tuple[str, list[str]]]:
+    """Console records as (style, lines), merging consecutive records of one style."""
+    out: list[tuple[str, list[str]]] = []
+    buf = ""
+    style = ""
+
+    def flush() -> None:
+        nonlocal buf
+        if buf:
+            lines = buf.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            out.append((style, lines))
+            buf = ""
+
+    for r in recs:
+        s = {mi.CONSOLE: "", mi.TARGET: "", mi.LOG: "log", mi.TEXT: "note"}.get(r.kind, "")
+        text = r.text if r.kind != mi.TEXT else (r.text + "\n")
+        if s != style:
+            flush()
+            style = s
+        buf += text
+    flush()
+    return out

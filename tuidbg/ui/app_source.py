@@ -45,11 +45,66 @@ PANES = {
 class SourcePart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
+    _source_title: str | None = None  # what the source pane's title shows
+
+    # -- a stop's line, shown first --------------------------------------------------------------
+
+    def _show_stop_line(self, state: DebuggerState) -> bool:
+        """A stop that the panes do not show yet, whose line is known (the frame of gdb's ``*stopped``
+        record, before the refresh of threads, frames and locals; or the agent's Python frame): the
+        source pane shows it at once, in a screen update of its own (about a millisecond to render,
+        against every pane's); the other panes and the status line keep the last stop until that
+        update is out, then show this one (``_after_stop_line``). Returns whether it did."""
+        key = _stop_key(state)
+        if (not state.is_stopped or state.python.transient or state.python.stop_pending or key == self._line_key
+                or _stop_key(self._painted) == key or self.disasm_shown or self.session.info.is_cuda):
+            return False
+        if self.session.config.python_target:
+            sel = pyview.next_selection(state, self._py_selection)
+            pyf = pyview.selected_frame(state, sel.index)
+            if pyf is None or not os.path.exists(pyf.file):
+                return False  # (a native stop of a Python program: its Python frame is shown once read)
+            self._update_python_selection(state)
+        else:
+            frame, stop = state.selected, state.stop
+            if self._painted.python.stack is not None:
+                return False  # (a program that runs Python: its stops may show a Python frame)
+            if frame is None or not frame.fullname or frame.line is None or not os.path.exists(frame.fullname):
+                return False
+            bp = state.breakpoint(stop.bkptno) if stop is not None and stop.bkptno else None
+            if bp is not None and bp.internal:
+                return False  # tuidbg's own (a C++ throw: its refresh stage says more)
+        # (the source pane alone: a screen update re-renders every widget in the box around what
+        # changed, and the status line at the bottom would take in most of the screen)
+        self._update_source(state, self._painted)
+        self._line_key = self._line_pending = key
+        self._held = state if state.refreshed else None
+        self.call_after_refresh(self._after_stop_line, key)
+        return True
+
+    def _stop_line_held(self, state: DebuggerState) -> bool:
+        """Whether ``state`` waits for its stop's line to be on the screen (the latest one is kept)."""
+        if self._line_pending is None:
+            return False
+        if state.is_stopped and _stop_key(state) == self._line_pending:
+            if state.refreshed and not state.python.stop_pending:
+                self._held = state
+            return True
+        self._line_pending = self._held = None  # a run or another stop: what was held is out of date
+        return False
+
+    def _after_stop_line(self, key: tuple) -> None:
+        if self._line_pending != key:
+            return
+        held, self._line_pending, self._held = self._held, None, None
+        if held is not None and not self._closing_screen() and self.state is not held:
+            self._apply_state(held)
+
     # -- source -----------------------------------------------------------------------------------
 
     def _update_source(self, state: DebuggerState, prev: DebuggerState) -> None:
         src = self.query_one(SourceView)
-        title = self.query_one("#source-title", Static)
+        title = self._set_source_title
         pyf = pyview.selected_frame(state, self.py_sel)
         skey = (pyview.stop_generation(state), state.selected_thread, state.selected_frame, state.process, state.frames, pyf)
         moved = skey != self._source_key
@@ -58,7 +113,7 @@ class SourcePart:
             self._user_file = None
             if src.show_file(pyf.file):
                 src.set_pc(pyf.line, top=pyf.index == 0)
-                title.update(Content(visible(pyf.file) + f"  (Python, {pyf.name})"), layout=False)
+                title(visible(pyf.file) + f"  (Python, {pyf.name})")
         elif moved and state.is_stopped:
             self._user_file = None
             frame = state.selected
@@ -67,7 +122,7 @@ class SourcePart:
             if frame is not None and frame.fullname and frame.line is not None and os.path.exists(frame.fullname):
                 if src.show_file(frame.fullname):
                     src.set_pc(frame.line, top=state.selected_frame == 0)
-                    title.update(Content(visible(frame.fullname)), layout=False)
+                    title(visible(frame.fullname))
             elif frame is not None:
                 lib = f" in {frame.library}" if frame.library else ""
                 what = frame.func or "??"
@@ -77,10 +132,15 @@ class SourcePart:
                 elif not frame.file:
                     lines.append("The library has no line information (no DWARF); the C++ frames pane still shows where it is.")
                 src.show_message(lines)
-                title.update(Content("Source — not available"), layout=False)
+                title("Source — not available")
         elif moved and not state.is_stopped and not self._user_file:
             src.set_pc(None)
         self._update_marks(state)
+
+    def _set_source_title(self, text: str) -> None:
+        if text != self._source_title:  # (an update repaints it: not at every stop in the same file)
+            self._source_title = text
+            self.query_one("#source-title", Static).update(Content(text), layout=False)
 
     def _update_marks(self, state: DebuggerState) -> None:
         src = self.query_one(SourceView)
@@ -105,7 +165,7 @@ class SourcePart:
             return False
         self._source_opened()
         self._user_file = path
-        self.query_one("#source-title", Static).update(Content(visible(path)), layout=False)
+        self._set_source_title(visible(path))
         st = self.state
         frame = st.selected if st.is_stopped else None
         if frame is not None and frame.fullname == path and frame.line is not None:
@@ -113,7 +173,7 @@ class SourcePart:
             if line is not None:
                 src.goto_line(line)
         else:
-            src.pc_line = None
+            src.set_pc(None)
         self._update_marks(st)
         return True
 
@@ -243,3 +303,9 @@ class SourcePart:
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())
         self.notify(f"screenshot saved: {path}", markup=False)
+
+
+def _stop_key(state: DebuggerState) -> tuple:
+    """Which stop a state shows: its process and the stop's generation (the agent's requests make
+    stops of their own that are the same stop for the user)."""
+    return state.selected_inferior, pyview.stop_generation(state), state.is_stopped

@@ -16,8 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from textual.app import SystemCommand
-from textual.content import Content
-from textual.widgets import Static, TabbedContent
+from textual.widgets import TabbedContent
 
 from tuidbg.engine import machine, native
 from tuidbg.engine.errors import EngineError
@@ -80,7 +79,7 @@ class NativeActions:
 
     def _disasm_title(self: Any) -> None:
         if self.disasm_shown:
-            self.query_one("#source-title", Static).update(Content(self.query_one(DisasmView).title), layout=False)
+            self._set_source_title(self.query_one(DisasmView).title)
 
     def _native_update(self: Any, state: "DebuggerState") -> None:
         """At each state: the Disassembly view follows the pc, marks, the Registers and Memory panes."""
@@ -153,7 +152,7 @@ class NativeActions:
             self._native_update(st)
             self.query_one(DisasmView).focus()
         else:
-            self.query_one("#source-title", Static).update(Content(self.query_one(SourceView).path or "Source"), layout=False)
+            self._set_source_title(self.query_one(SourceView).path or "Source")
             self.query_one(SourceView).focus()
 
     def _disasm_focused(self: Any) -> bool:

@@ -164,7 +164,8 @@ class SourceView(ScrollView, can_focus=True):
         Binding("right", "scroll_right", "Right", show=False),
     ]
 
-    cursor_line: reactive[int] = reactive(1, always_update=True)
+    # (repainted by its watcher: the rows it leaves and enters, not the whole view)
+    cursor_line: reactive[int] = reactive(1, always_update=True, repaint=False)
 
     class BreakpointToggle(Message):
         def __init__(self, path: str, line: int) -> None:
@@ -199,7 +200,8 @@ class SourceView(ScrollView, can_focus=True):
         except OSError as exc:
             self.show_message([f"Cannot open {path}: {exc.strerror or exc}"])
             return False
-        if path != self.path or reload or mtime != self._mtime:
+        changed = path != self.path or reload or mtime != self._mtime or not self.lines
+        if changed:
             try:
                 lines = read_source(path)
             except (OSError, UnicodeError) as exc:
@@ -219,7 +221,8 @@ class SourceView(ScrollView, can_focus=True):
         if line is not None:
             self.cursor_line = max(1, min(line, max(1, len(self.lines))))
             self.scroll_to_line(self.cursor_line)
-        self.refresh()
+        if changed:
+            self.refresh()  # (the same file again: the rows that change repaint themselves)
         return True
 
     def show_message(self, lines: list[str]) -> None:
@@ -236,6 +239,7 @@ class SourceView(ScrollView, can_focus=True):
         self.refresh()
 
     def set_pc(self, line: int | None, top: bool = True) -> None:
+        old = self.pc_line
         self.pc_line = line
         self.pc_is_top = top
         if line is not None:
@@ -244,7 +248,13 @@ class SourceView(ScrollView, can_focus=True):
             # A new file may bring a horizontal scroll bar with the next layout, which takes a row
             # and lowers how far the view may scroll: look again once it is there.
             self.call_after_refresh(self._keep_in_view, line)
-        self.refresh()
+        # Only the rows of the old and the new line repaint (a step is a few ms of rendering less, and
+        # less to write to the terminal); a scroll repaints the view by itself.
+        self._refresh_rows(old, line)
+
+    def _refresh_rows(self, *lines: int | None) -> None:
+        for line in {n for n in lines if n is not None and 1 <= n <= max(1, len(self.lines))}:
+            self.refresh_line(line - 1)
 
     def _keep_in_view(self, line: int) -> None:
         if self.cursor_line == line:
@@ -326,7 +336,7 @@ class SourceView(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, idx - height // 3), animate=False, immediate=True)
 
     def watch_cursor_line(self, old: int, new: int) -> None:
-        self.refresh()
+        self._refresh_rows(old, new)
 
     def action_cursor(self, delta: int) -> None:
         if not self.lines:
