@@ -51,6 +51,14 @@ async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
         names = [f.function for t in app.state.python.stack.threads for f in t.frames]
         assert "main" in names, names
         assert app.state.pid == parent.pid
+        # quitting names every process that would be killed or let go
+        app.query_one("#source").focus()
+        await pilot.press("q")
+        await until(pilot, lambda: type(app.screen).__name__ == "QuitScreen", 10, "the quit dialog")
+        text = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert f"the 2 processes ({parent.pid}, {child_pid})" in text and "leaves them running" in text, text
+        await pilot.press("escape")
+        await until(pilot, lambda: type(app.screen).__name__ != "QuitScreen", 10, "the dialog closed")
         # go on to the end: every process exits
         for _ in range(10):
             if not app.state.live_inferiors():

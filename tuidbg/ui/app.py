@@ -478,6 +478,9 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             self._close_and_exit("auto")
             return
         desc = f"process {st.pid or self.session.config.pid}" if st.pid or self.session.config.pid else "the program"
+        live = [str(inf.pid) for inf in st.live_inferiors() if inf.pid]
+        if len(live) > 1:  # (the program's children, the PIDs of attach PID PID...: each one goes)
+            desc = f"the {len(live)} processes ({', '.join(live[:4])}{', ...' if len(live) > 4 else ''})"
 
         def chosen(choice: str | None) -> None:
             if choice in ("detach", "kill"):

@@ -47,10 +47,12 @@ class QuitScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Content("Quit tuidbg?"), classes="title")
+            several = self.description.startswith("the ") and self.description.endswith(")")
+            it, keeps = ("them", "keep") if several else ("it", "keeps")
             if self.mode == "attach":
-                text = f"{self.description} keeps running after a detach (d). Kill (k) ends it."
+                text = f"{self.description} {keeps} running after a detach (d). Kill (k) ends {it}."
             else:
-                text = f"Kill (k) ends {self.description}; detach (d) leaves it running without a debugger."
+                text = f"Kill (k) ends {self.description}; detach (d) leaves {it} running without a debugger."
             yield Static(Content(text))
             with Horizontal(classes="buttons"):
                 yield Button("Detach and quit", id="detach", variant="primary" if self.mode == "attach" else "default")
