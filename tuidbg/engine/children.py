@@ -185,6 +185,11 @@ class ChildProcesses(Extension):
         inf = st.find(iid)
         if inf is None or inf.generation != generation or st.stopped_inferior != iid or not st.is_stopped:
             # Something came since. Another child's exit goes on by itself; anything else is to be seen.
+            sel = st.find(st.selected_inferior)
+            live = st.live_inferiors()
+            if sel is not None and sel.process is ProcessState.EXITED and live and sel.id == iid:
+                st = replace(st, selected_inferior=live[0].id)  # (not left showing the process that ended)
+                s.set_state(st)
             if self._going_on == 1 and st.python.transient and not self._unseen(st):
                 s.set_state(st.with_python(transient=False))
             return
