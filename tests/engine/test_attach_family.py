@@ -23,6 +23,7 @@ pytestmark = [requires_gdb, pytest.mark.slow,
 
 FAMILY = PROGRAMS / "py" / "family.py"
 EPOCHS = PROGRAMS / "py" / "torch_epochs.py"
+LOADER = PROGRAMS / "py" / "torch_loader.py"  # (its dataset: the epochs program imports it)
 TIMEOUT = 60
 
 
@@ -221,8 +222,8 @@ async def test_attach_children_stops_in_a_dataloader_worker_of_a_later_epoch(mak
         s = await make_session(mode="attach", pid=main.pid, agent=True, python_target=True, children="python")
         ctl = pyagent.controller(s)
         await s.launch()
-        line = line_of(EPOCHS, "getitem line")
-        bp = await ctl.add_breakpoint(str(EPOCHS), line, condition="i == 1")
+        line = line_of(LOADER, "getitem line")
+        bp = await ctl.add_breakpoint(str(LOADER), line, condition="i == 1")
         await ctl.resume()
         (d / "go").write_text("")
         st = await _python_stop(s, ctl)

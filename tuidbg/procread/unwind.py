@@ -102,16 +102,10 @@ def uleb(data, pos):
 
 
 def sleb(data, pos):
-    result = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            if b & 0x40:
-                result -= 1 << shift
-            return result, pos
+    result, end = uleb(data, pos)
+    if data[end - 1] & 0x40:  # (the sign: bit 6 of the last byte)
+        result -= 1 << (7 * (end - pos))
+    return result, end
 
 
 class _Cie(object):
