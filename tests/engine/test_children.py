@@ -44,13 +44,13 @@ async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
             st = s.state
             raise AssertionError(f"no stop; seen {seen}; {st.process} selected {st.selected_inferior} "
                                  f"stop {st.stop and st.stop.describe()} python {st.python}; "
-                                 + repr([(i.id, i.pid, i.os_pid, i.ppid, i.cmdline[-3:], i.process.value, i.stop and i.stop.describe()) for i in st.inferiors]))
-        if st.inferiors[0].process is ProcessState.EXITED and not st.is_stopped:
-            # The program has ended. The helpers it leaves (a forkserver, a resource tracker) end as it goes;
-            # gdb 13 now and then misses the exit of one that ends while gdb stops it (it stays "running").
+                                 + repr([(i.id, i.pid, i.cmdline[-3:], i.process.value, i.stop and i.stop.describe())
+                                         for i in st.inferiors]))
+        if st.process is ProcessState.EXITED:
+            # every process has ended (a helper the program leaves, a forkserver or a resource tracker, ends
+            # as it goes)
+            assert all(inf.process is ProcessState.EXITED for inf in st.inferiors), st.inferiors
             return seen
-        if not st.is_stopped:
-            continue
         assert st.process is ProcessState.STOPPED, st.process
         stop = st.python.stop
         if stop is not None:

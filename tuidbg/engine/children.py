@@ -17,6 +17,13 @@ so the job waits as one while the user looks at one rank or worker, and no other
 and times out meanwhile. A stop selects its process. A child's exit stops everything too (gdb's
 rule): that stop is handled here unseen (the state is marked transient) and the processes go on.
 
+gdb 13 loses track of exits when processes end together (the program and the helpers it leaves, a
+forkserver and a resource tracker): it may keep a process that ended as alive (continue then fails,
+or waits for nothing), or print the exit and never say ``*stopped``. Before each continue, the
+processes gdb holds that ``/proc`` says have ended are let go of (``forget_ended``: gdb's "kill"
+reaps them; its "detach" fails an assertion on them); an exit with no ``*stopped`` after
+``UNSAID_STOP_WAIT`` is taken as said when gdb says every thread is stopped.
+
 The agent's stop function traps by itself in such a session (``agent._stub``): gdb makes an
 address breakpoint in every process, and one whose address is not mapped (a child that exec'd)
 stops gdb from resuming at all.
@@ -34,7 +41,7 @@ import os
 import re
 from dataclasses import replace
 
-from tuidbg.engine import mi
+from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.state import DebuggerState, ProcessState
@@ -44,7 +51,12 @@ log = logging.getLogger("tuidbg.engine")
 
 POLICIES = ("python", "all", "none")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[a-z]*(-dbg)?$")
+UNSAID_STOP_WAIT = 0.5  # seconds after a process's exit with no *stopped (it follows in < 1 ms) before gdb is asked
 _EXEC = re.compile(r"^process (\d+) is executing new program: (.+?)\n?$")
+
+
+def _running(st: DebuggerState) -> bool:
+    return any(inf.process is ProcessState.RUNNING for inf in st.inferiors)
 
 
 def is_python_program(path: str | None) -> bool:
@@ -62,6 +74,8 @@ class ChildProcesses(Extension):
         self._described: dict[str, tuple] = {}  # inferior -> what it was when last read from /proc
         self._bg: set[asyncio.Task] = set()
         self._going_on = 0  # children's exits being gone on from
+        self._exited: frozenset[str] = frozenset()  # the processes known to have exited
+        self._stops = 0  # *stopped records so far
 
     @property
     def active(self) -> bool:
@@ -79,11 +93,15 @@ class ChildProcesses(Extension):
         # as they would; it does not stop every process as the program ends.
         await session.cmd(f"-interpreter-exec console {mi.quote('handle SIGHUP nostop noprint pass')}", check=False)
         session.on_console(self._on_console)
-        session.stop_hooks.insert(0, self._stop_hook)
+        session.stop_hooks.append(self._stop_hook)
 
     # -- what each process is ------------------------------------------------------------------
 
     def _on_state(self, st: DebuggerState) -> None:
+        exited = frozenset(inf.id for inf in st.inferiors if inf.process is ProcessState.EXITED)
+        if self.active and exited - self._exited and _running(st):
+            self._spawn(self._exit_unsaid(self._stops))
+        self._exited = exited
         for inf in st.inferiors:
             # as it appears, and again as it loads libraries: gdb starts the program through a shell,
             # which the program replaces after gdb has announced the process
@@ -162,13 +180,52 @@ class ChildProcesses(Extension):
                 # that is being gone on from is this one's too: two workers end together)
                 and (not st.python.transient or self._going_on > 0))
 
+    async def _exit_unsaid(self, stops: int) -> None:
+        """A process has exited while the others ran: gdb stops them all and says so with ``*stopped``. Now and
+        then gdb 13 does not say it (its handling of the exit failed on the way: "Cannot find user-level
+        thread for LWP N"), and waits. When no stop has come after a while, and gdb says every thread is
+        stopped or every process has ended, the exit's stop is taken as said."""
+        await asyncio.sleep(UNSAID_STOP_WAIT)
+        s = self.session
+        if self._stops != stops or not _running(s.state):
+            return
+        try:
+            res = await s.cmd("-thread-info", check=False)
+        except (EngineError, Timeout, GdbExited):
+            return
+        threads = res.get("threads") if res.cls == "done" else None
+        stopped = isinstance(threads, list) and all(isinstance(t, dict) and t.get("state") == "stopped" for t in threads)
+        ended = not s.config.remote and all(rescue.has_ended(inf.os_pid or inf.pid)
+                                            for inf in s.state.live_inferiors() if inf.os_pid or inf.pid)
+        if self._stops != stops or not _running(s.state) or not (stopped or ended):
+            return
+        inf = s.state.find(s.state.exited_last)
+        code = inf.exit_code if inf is not None else None
+        log.info("gdb did not report the stop after %s's exit", s.state.exited_last)
+        s.stopped_unannounced({"reason": "exited-normally"} if code == 0 else
+                              {"reason": "exited", **({"exit-code": f"{code:o}"} if code is not None else {})})
+
     def _stop_hook(self, st: DebuggerState) -> DebuggerState:
+        self._stops += 1
         if not self._unseen(st):
+            inf = st.find(st.stopped_inferior)
+            if (inf is not None and inf.process is ProcessState.EXITED and st.live_inferiors()
+                    and not st.python.transient):
+                # (the others that ended meanwhile, which gdb 13 may not report, show as ended before the
+                # user continues)
+                self._spawn(self._forget_ended_now())
             return st
         inf = st.find(st.stopped_inferior)
         self._going_on += 1
         self._spawn(self._go_on(inf.id, inf.generation))
         return st.with_python(transient=True)
+
+    async def _forget_ended_now(self) -> None:
+        await asyncio.sleep(0)  # (the stop's state is set once the hooks have run)
+        try:
+            await self.session.forget_ended()
+        except (MIError, EngineError, Timeout, GdbExited) as exc:
+            log.info("reading which processes ended: %s", exc)
 
     async def _go_on(self, iid: str, generation: int) -> None:
         """After a child's exit: continue every process (from a thread that lives: gdb's current one was

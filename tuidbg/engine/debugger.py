@@ -24,14 +24,16 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     PyTorch's C++ throws that go with its exception stops, and the
     remembered breakpoints when there is a file for them; the program's children when it keeps them."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
-    if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and (config.more_pids or config.children != "none")):
-        exts.insert(0, ChildProcesses(config))  # (first: its stage lets a child's exec or exit go on)
     if config.agent:
         agent = PyAgent(config)
         throws = CxxThrows(config)
         # pycatch uncaught (and --break-on-exception) stops at c10 errors' throws too
         agent.on_uncaught_changed = throws.set_enabled
         exts += [agent, throws]
+    if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and (config.more_pids or config.children != "none")):
+        # (after the agent: its stop hook sees the agent's mark on a stop that ends an agent request's short
+        # run, which the request goes on from itself)
+        exts.append(ChildProcesses(config))
     if config.remember:
         exts.append(RememberExtension(config))  # (last: it puts Python breakpoints into the agent)
     return exts

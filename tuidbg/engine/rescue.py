@@ -65,6 +65,29 @@ def proc_info(pid: int) -> ProcInfo | None:
         return None
 
 
+def has_ended(pid: int) -> bool:
+    """The process is gone, or every thread of it has exited (a zombie whose tracer has not reaped it; a
+    leader that is a zombie while its other threads run has not ended)."""
+    info = proc_info(pid)
+    if info is None:
+        return True
+    if info.state not in ("Z", "X"):
+        return False
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X"):
+            return False
+    return True
+
+
 def cpu_ticks(pid: int) -> int | None:
     """User + system CPU time of a process, in clock ticks (None when it is gone)."""
     try:

@@ -340,6 +340,11 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             payload["signal-name"], payload["signal-meaning"] = sig.group(1), sig.group(2)
         self._on_async(mi.MIRecord(mi.EXEC, cls="stopped", payload=payload))
 
+    def stopped_unannounced(self, payload: dict[str, Any]) -> None:
+        """gdb stopped without a ``*stopped`` record (gdb 13 now and then, as a process of several exits):
+        the stop is taken as if gdb had said so."""
+        self._on_async(mi.MIRecord(mi.EXEC, cls="stopped", payload=payload))
+
     # -- records ----------------------------------------------------------------------------
 
     def _on_record(self, rec: mi.MIRecord, quiet: bool) -> None:

@@ -15,6 +15,9 @@ from tuidbg.engine.state import ProcessState, PythonView
 
 log = logging.getLogger("tuidbg.engine")
 
+# gdb's words when it resumes a process that has ended
+_GONE = ("No such process", "without a live selected thread", "is not being run", "Couldn't get registers")
+
 
 class RunControl(CommandBase):
     async def run(self) -> None:
@@ -31,32 +34,62 @@ class RunControl(CommandBase):
 
     async def cont(self) -> None:
         self._require_stopped("continue")
-        await self._select_live_thread()
-        try:
-            await self.cmd("-exec-continue")
-        except MIError as exc:
-            if len(self._state.inferiors) < 2 or not any(
-                    m in exc.message for m in ("No such process", "without a live selected thread", "is not being run")):
-                raise
-            # (several processes: one was exiting as gdb resumed it, or had ended without gdb seeing it) once
-            # more, from a thread that lives, without those gdb still holds but the system has not
-            await self._forget_ended()
+        if len(self._state.inferiors) < 2:
             await self._select_live_thread()
             await self.cmd("-exec-continue")
+            return
+        async with self._ended_lock():
+            if not self._state.is_stopped:
+                return  # (another continue went first: a child's exit gone on from)
+            # (gdb 13 misses the exit of a process that ends while it stops the others: it would resume the
+            # rest but for that one, and wait for nothing)
+            await self._forget_ended()
+            if not self._state.live_inferiors():
+                return  # every process has ended: nothing to continue
+            await self._select_live_thread()
+            try:
+                await self.cmd("-exec-continue")
+            except MIError as exc:
+                if not any(m in exc.message for m in _GONE):
+                    raise
+                # (one was exiting as gdb resumed it) once more, from a thread that lives
+                await self._forget_ended()
+                if not self._state.live_inferiors():
+                    return
+                await self._select_live_thread()
+                await self.cmd("-exec-continue")
+
+    async def forget_ended(self) -> None:
+        """Several processes, stopped: those gdb believes alive that have ended (gdb 13 misses the exit of a
+        child that ends while it stops all the others) are let go of, and show as exited. When none lives
+        on, the first process (the program) is the one shown."""
+        async with self._ended_lock():
+            if self._state.is_stopped:
+                await self._forget_ended()
+
+    def _ended_lock(self) -> asyncio.Lock:
+        if self._ended_lock_obj is None:
+            self._ended_lock_obj = asyncio.Lock()
+        return self._ended_lock_obj
+
+    _ended_lock_obj: asyncio.Lock | None = None
 
     async def _forget_ended(self) -> None:
-        """Processes gdb believes alive that have ended (gdb 13 misses the exit of a child that ends while
-        it stops all the others): gdb lets go of them, and they show as exited."""
-        st = self._state
-        for inf in st.live_inferiors():
+        if self.config.remote:  # (its processes are another machine's: this one's /proc knows none of them)
+            return
+        for inf in self._state.live_inferiors():
             pid = inf.os_pid or inf.pid
-            info = rescue.proc_info(pid) if pid else None
-            if pid and (info is None or info.state in ("Z", "X")):
-                await self.cmd(f"-interpreter-exec console {mi.quote('detach inferiors ' + inf.id.lstrip('i'))}",
-                               check=False)
-                st = st.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
-                                      exit_description="ended (gdb missed its exit)")
-        self.set_state(st)
+            if not pid or not rescue.has_ended(pid) or not self._state.is_stopped:
+                continue
+            # (gdb 13's "detach" of such a process fails an assertion; its "kill" reaps what is left of it)
+            await self.cmd(f"-interpreter-exec console {mi.quote('kill inferiors ' + inf.id.lstrip('i'))}",
+                           check=False)
+            st = self._state.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
+                                           exit_description=inf.exit_description or "ended (gdb missed its exit)")
+            if st.inferior.process not in (ProcessState.RUNNING, ProcessState.STOPPED):
+                live = st.live_inferiors()
+                st = replace(st, selected_inferior=(live[0] if live else st.inferiors[0]).id)
+            self.set_state(st)
 
     async def _select_live_thread(self) -> None:
         """Several processes: gdb's own selection goes back to the one the user sees (gdb selects the process
@@ -190,7 +223,9 @@ class RunControl(CommandBase):
         if any(inf.process is ProcessState.RUNNING for inf in live):
             await self.interrupt()
         if len(self._state.inferiors) > 1:  # (every process of the session: the children too)
-            await self.console("kill inferiors " + " ".join(inf.id.lstrip("i") for inf in self._state.live_inferiors()))
+            ids = [inf.id.lstrip("i") for inf in self._state.live_inferiors()]  # (one may have ended meanwhile)
+            if ids:
+                await self.console("kill inferiors " + " ".join(ids))
         else:
             await self.console("kill")
         st = self._state

@@ -389,7 +389,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         deadline = loop.time() + timeout
         while True:
             st = s.state
-            if st.process in (ProcessState.EXITED, ProcessState.GDB_EXITED, ProcessState.DETACHED):
+            if st.process in (ProcessState.GDB_EXITED, ProcessState.DETACHED) or (
+                    # (the exit of one process of several: its stop, which selects another, follows)
+                    st.process is ProcessState.EXITED and not st.live_inferiors()):
                 return st
             if st.is_stopped and not self._transient:
                 st = await s.wait_refreshed(max(0.1, deadline - loop.time()))

@@ -113,33 +113,35 @@ class AgentRequests(AgentBase):
             gen = s.state.generation
             await s.cmd("-gdb-set scheduler-locking on")
             try:
-                await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
                 try:
-                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                FIRST_TRY)
-                except Timeout:
-                    # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
-                    # (CPython hands it over when another thread asked for it). Let every thread run until
-                    # the answer comes: other threads may run a little of their code meanwhile.
-                    log.info("the agent did not answer with only its thread running; resuming all threads")
-                    await s.interrupt()
-                    await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
-                    gen = s.state.generation
-                    await s.cmd("-exec-continue")
-                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                timeout)
-            except Timeout:
-                await s.interrupt()
-                # a native stop now (the interrupt), shown as it is
-                s.set_state(s.state.with_python(transient=False, stop=None))
-                raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
-                while _another_exited(s.state):
-                    # (--children) another process ended meanwhile, and gdb reported that first: on with the answer
-                    gen = s.state.generation
-                    await s.cmd(f"-thread-select {tid}", check=False)
                     await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
-                    await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                timeout)
+                    try:
+                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                    FIRST_TRY)
+                    except Timeout:
+                        # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
+                        # (CPython hands it over when another thread asked for it). Let every thread run until
+                        # the answer comes: other threads may run a little of their code meanwhile.
+                        log.info("the agent did not answer with only its thread running; resuming all threads")
+                        await s.interrupt()
+                        await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+                        gen = s.state.generation
+                        await s.cmd("-exec-continue")
+                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                    timeout)
+                    while _another_exited(s.state):
+                        # (--children) another process ended meanwhile, and gdb reported that first: on with
+                        # the answer
+                        gen = s.state.generation
+                        await s.cmd(f"-thread-select {tid}", check=False)
+                        await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
+                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
+                                    timeout)
+                except Timeout:
+                    await s.interrupt()
+                    # a native stop now (the interrupt), shown as it is
+                    s.set_state(s.state.with_python(transient=False, stop=None))
+                    raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
             finally:
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             st = s.state
