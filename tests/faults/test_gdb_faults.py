@@ -17,7 +17,8 @@ from conftest import requires_gdb
 from helpers import wait_for, wait_stopped
 
 from faults.procs import answers, assert_clean, descendants, proc
-from tuidbg.engine import watchdog
+from tuidbg.engine import mi, watchdog
+from tuidbg.engine.errors import GdbExited
 from tuidbg.engine.state import ProcessState
 
 pytestmark = requires_gdb
@@ -52,6 +53,22 @@ async def test_gdb_killed_while_attached_leaves_the_target_running_without_its_b
     assert_clean({gdb}, (victim.pid,))
     # the breakpoint's int3 is gone from cold(): calling it does not kill the victim with SIGTRAP
     assert answers(victim, "cold 1"), f"the victim did not survive (exit {victim.poll()})"
+
+
+async def test_gdb_failing_an_assertion_quits_without_a_core_and_the_target_runs_on(victim, make_session, tmp_path,
+                                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (gdb's working directory: where a core of it would go)
+    s = await _attach_running_with_breakpoint(victim, make_session)
+    gdb = s._gdb_pid()
+    await s.interrupt()
+    await wait_stopped(s)
+    # what gdb 13 does when it trips over its own assertion (as in "detach" of a half-exited process)
+    with pytest.raises(GdbExited):
+        await s.cmd(f"-interpreter-exec console {mi.quote('maint internal-error tuidbg test')}", check=False, timeout=10)
+    await wait_for(lambda: s.state.process is ProcessState.GDB_EXITED, 10, "gdb's exit to be noticed")
+    assert_clean({gdb}, (victim.pid,))
+    assert answers(victim, "cold 1"), f"the victim did not survive (exit {victim.poll()})"
+    assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())  # no core file of gdb
 
 
 async def test_close_with_a_stopped_gdb_detaches_properly(victim, make_session):
