@@ -146,7 +146,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
     # -- start-up ---------------------------------------------------------------------------
 
     def gdb_argv(self) -> list[str]:
-        argv = [self.config.gdb, "--interpreter=mi3", "-q"]
+        # A gdb that fails an assertion quits (confirm off answers its question) and the session goes on
+        # without it, as after any crash; it leaves no core file of itself (tens of MB) in the user's directory.
+        argv = [self.config.gdb, "--interpreter=mi3", "-q", "-iex", "maint set internal-error corefile no"]
         if self.config.nx:
             argv.append("-nx")
         return argv
@@ -209,9 +211,6 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
                 self.mi_async = r.cls == "done"
         if not cfg.debuginfod and self.info.version >= (12,):
             await self.cmd("-gdb-set debuginfod enabled off", check=False)
-        # A gdb that fails an assertion quits (confirm off answers its question) and the session goes on
-        # without it, as after any crash; it leaves no core file of itself (tens of MB) in the user's directory.
-        await self.cmd(f"-interpreter-exec console {mi.quote('maint set internal-error corefile no')}", check=False)
         # Python's own gdb printers make every PyObject* argument a huge repr.
         await self.cmd("-gdb-set print frame-arguments scalars", check=False)
         await self.cmd("-enable-pretty-printing", check=False)
