@@ -10,6 +10,7 @@ import os
 from tuidbg import config as tconfig
 from tuidbg.engine import mi, pyagent
 from tuidbg.engine.errors import EngineError, MIError
+from tuidbg.ui.bindings import keymap_overrides
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.variables import WatchPane
 
@@ -88,7 +89,7 @@ class ConsolePart:
                 log_w.write_lines([str(exc)], style="error")
                 return
             self.keymap_info = km
-            self.set_keymap(km.keys)
+            self.set_keymap(keymap_overrides(km.keys))
             log_w.write_lines([f"keymap {km.name}"], style="note")
         elif word in ("help", "h", ""):
             log_w.write_lines(
