@@ -505,6 +505,7 @@ async def _close_quietly(session) -> None:
 
 def run_ui(cfg, ui: UIOptions) -> int:
     import asyncio
+    import importlib
 
     from tuidbg import config as tconfig
 
@@ -520,6 +521,12 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 "the debugger's screen needs a terminal (run it in one, e.g. ssh -t or tmux); "
                 "for the stacks of a process without one, use: tuidbg dump PID"
             )
+        if cfg.mode == "run":
+            # gdb loads the program while the screen's code is imported (a quarter of a second of Python,
+            # in a thread: the loop talks to gdb meanwhile); the screen shows the load where it has got to
+            session_loading = asyncio.ensure_future(session.load())
+            session_loading.add_done_callback(lambda t: t.cancelled() or t.exception())  # (the UI reports it)
+            await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
         from tuidbg.ui.app import TuidbgApp
 
         from tuidbg.ui.terminal import TerminalGuard

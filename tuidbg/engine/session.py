@@ -76,6 +76,7 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self._closing = False
         self.gdbext_loaded = False
         self.loaded = False
+        self._load_task: asyncio.Future | None = None
         self.cuda_workaround_applied = False
         # The program as a process: (pid, start time), known once it runs or is attached to; what
         # close() releases or ends when gdb cannot do it.
@@ -172,11 +173,14 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             await self.load()
 
     async def load(self) -> None:
-        """Load the program's symbols, set its arguments, run -x/-ex, set up the extensions."""
-        if self.loaded:
-            return
-        self.loaded = True
-        await self._as_startup(self._load(), "while loading the program")
+        """Load the program's symbols, set its arguments, run -x/-ex, set up the extensions. Once: a second
+        caller waits for the first's load (the CLI starts it while the screen's code is imported)."""
+        if self._load_task is None:
+            self.loaded = True
+            self._load_task = asyncio.ensure_future(self._as_startup(self._load(), "while loading the program"))
+            self._load_task.add_done_callback(lambda t: t.cancelled() or t.exception())  # (retrieved: a
+            # caller that gave up, e.g. no terminal, leaves no "never retrieved" warning)
+        await asyncio.shield(self._load_task)
 
     async def _as_startup(self, step: Awaitable[None], when: str) -> None:
         """Run a start-up step; gdb dying or not answering becomes a StartupError."""
