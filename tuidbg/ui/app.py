@@ -486,7 +486,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             if choice in ("detach", "kill"):
                 self._close_and_exit(choice)
 
-        self.push_screen(QuitScreen(self.session.config.mode, desc), chosen)
+        self.push_screen(QuitScreen(self.session.config.mode, desc, several=len(live) > 1), chosen)
 
     @work(group="quit", exit_on_error=False)
     async def _close_and_exit(self, how: str) -> None:

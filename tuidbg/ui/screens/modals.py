@@ -39,16 +39,16 @@ class QuitScreen(ModalScreen[str]):
         Binding("k", "dismiss('kill')", "Kill", show=False),
     ]
 
-    def __init__(self, mode: str, description: str) -> None:
+    def __init__(self, mode: str, description: str, several: bool = False) -> None:
         super().__init__()
         self.mode = mode
+        self.several = several  # (the description names more than one process: "them", not "it")
         self.description = description
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Content("Quit tuidbg?"), classes="title")
-            several = self.description.startswith("the ") and self.description.endswith(")")
-            it, keeps = ("them", "keep") if several else ("it", "keeps")
+            it, keeps = ("them", "keep") if self.several else ("it", "keeps")
             if self.mode == "attach":
                 text = f"{self.description} {keeps} running after a detach (d). Kill (k) ends {it}."
             else:
