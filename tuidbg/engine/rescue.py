@@ -45,23 +45,28 @@ class ProcInfo:
     tracer: int  # 0: not traced
 
 
+def _stat_fields(path: str) -> list[str] | None:
+    """The fields of a /proc ``stat`` file after the command name (state first), or None when it is gone."""
+    try:
+        with open(path, "rb") as f:
+            stat = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2 :].split()  # (the command name may hold spaces and parentheses)
+
+
 def proc_info(pid: int) -> ProcInfo | None:
     """What /proc says of a process, or None when it is gone."""
+    rest = _stat_fields(f"/proc/{pid}/stat")
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("utf-8", "replace")
         tracer = 0
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("TracerPid:"):
                     tracer = int(line.split()[1])
                     break
-    except (OSError, ValueError, IndexError):
-        return None
-    rest = stat[stat.rfind(")") + 2 :].split()  # (the command name may hold spaces and parentheses)
-    try:
         return ProcInfo(pid=pid, state=rest[0], ppid=int(rest[1]), start_time=int(rest[19]), tracer=tracer)
-    except (IndexError, ValueError):
+    except (OSError, ValueError, IndexError, TypeError):
         return None
 
 
@@ -78,24 +83,18 @@ def has_ended(pid: int) -> bool:
     except OSError:
         return True
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                stat = f.read().decode("utf-8", "replace")
-        except OSError:
-            continue
-        if stat[stat.rfind(")") + 2 :][:1] not in ("Z", "X"):
+        rest = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
+        if rest and rest[0] not in ("Z", "X"):
             return False
     return True
 
 
 def cpu_ticks(pid: int) -> int | None:
     """User + system CPU time of a process, in clock ticks (None when it is gone)."""
+    rest = _stat_fields(f"/proc/{pid}/stat")
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("utf-8", "replace")
-        rest = stat[stat.rfind(")") + 2 :].split()
         return int(rest[11]) + int(rest[12])
-    except (OSError, ValueError, IndexError):
+    except (ValueError, IndexError, TypeError):
         return None
 
 
