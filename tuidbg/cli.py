@@ -524,8 +524,7 @@ def run_ui(cfg, ui: UIOptions) -> int:
         if cfg.mode == "run":
             # gdb loads the program while the screen's code is imported (a quarter of a second of Python,
             # in a thread: the loop talks to gdb meanwhile); the screen shows the load where it has got to
-            session_loading = asyncio.ensure_future(session.load())
-            session_loading.add_done_callback(lambda t: t.cancelled() or t.exception())  # (the UI reports it)
+            session.begin_load()  # (its failure is the screen's to report: it waits for the load)
             await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
         from tuidbg.ui.app import TuidbgApp
 

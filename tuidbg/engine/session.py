@@ -174,13 +174,18 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
 
     async def load(self) -> None:
         """Load the program's symbols, set its arguments, run -x/-ex, set up the extensions. Once: a second
-        caller waits for the first's load (the CLI starts it while the screen's code is imported)."""
+        caller waits for the first's load."""
+        await asyncio.shield(self.begin_load())
+
+    def begin_load(self) -> asyncio.Future:
+        """The load, set going if it is not yet (the CLI starts it while the screen's code is imported; the
+        screen waits for it with load())."""
         if self._load_task is None:
             self.loaded = True
             self._load_task = asyncio.ensure_future(self._as_startup(self._load(), "while loading the program"))
-            self._load_task.add_done_callback(lambda t: t.cancelled() or t.exception())  # (retrieved: a
-            # caller that gave up, e.g. no terminal, leaves no "never retrieved" warning)
-        await asyncio.shield(self._load_task)
+            # (retrieved: a load nobody waits for, e.g. the screen did not start, leaves no warning)
+            self._load_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return self._load_task
 
     async def _as_startup(self, step: Awaitable[None], when: str) -> None:
         """Run a start-up step; gdb dying or not answering becomes a StartupError."""
