@@ -522,9 +522,12 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 "for the stacks of a process without one, use: tuidbg dump PID"
             )
         if cfg.mode == "run":
-            # gdb loads the program while the screen's code is imported (a quarter of a second of Python,
-            # in a thread: the loop talks to gdb meanwhile); the screen shows the load where it has got to
-            session.begin_load()  # (its failure is the screen's to report: it waits for the load)
+            # gdb loads and starts the program while the screen's code is imported (a quarter of a second of
+            # Python, in a thread: the loop talks to gdb meanwhile) and the screen starts: on 2 cores these
+            # overlap the program's own start and gdb's reading of its libraries' symbols
+            # (bench/torch_first_stop.py). What the program prints and where it stops meanwhile wait for the
+            # screen (DebugSession's backlogs and state); so does the launch's failure, for the screen to report.
+            session.begin_launch()
             await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
         from tuidbg.ui.app import TuidbgApp
 

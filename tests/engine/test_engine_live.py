@@ -295,6 +295,28 @@ async def test_program_with_spaces_and_quotes_in_its_path_and_args(make_session,
     assert b"line 2 of program output" in out
 
 
+async def test_launch_before_anyone_listens_keeps_what_the_program_printed_for_the_screen(make_session, threads_prog):
+    """tuidbg run starts the program before the screen is up (cli.run_ui): what it prints, and gdb's
+    console meanwhile, reach the first listener when it comes; launch() runs once however often called."""
+    s = await make_session(mode="run", program=str(threads_prog), args=["output", "3"])
+    await asyncio.gather(s.launch(), s.launch())  # (the CLI's and the screen's callers: one run)
+    await wait_for(lambda: s.state.process is ProcessState.EXITED, 20, "exit")
+    await s.launch()  # the screen coming late: the launch is done, nothing runs again
+    assert s.state.process is ProcessState.EXITED and s.state.exit_code == 0
+    out, engine_own, screen, later = bytearray(), [], [], []
+    s.on_console(engine_own.append, replay=False)  # (a listener of the engine's own does not take the backlog)
+    s.on_program_output(out.extend)
+    s.on_console(screen.append)
+    s.on_console(later.append)
+    assert out == b"".join(b"line %d of program output\r\n" % i for i in range(3))
+    text = "".join(r.text for r in screen)
+    assert "exited normally" in text and text.count("exited normally") == 1
+    assert engine_own == [] and later == []
+    await s.console("echo after\\n")
+    assert [r.text for r in later if "after" in r.text] == ["after\n"]
+    assert any("after" in r.text for r in engine_own)
+
+
 async def test_program_input_reaches_the_program(make_session, tmp_path):
     src = tmp_path / "echo.c"
     src.write_text('#include <stdio.h>\nint main(void){char b[64]; if(fgets(b,64,stdin)) printf("got:%s", b); return 0;}\n')

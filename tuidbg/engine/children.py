@@ -92,7 +92,7 @@ class ChildProcesses(Extension):
         # (a forkserver, a resource tracker) get the SIGHUP of a terminal whose leader left. They get it
         # as they would; it does not stop every process as the program ends.
         await session.cmd(f"-interpreter-exec console {mi.quote('handle SIGHUP nostop noprint pass')}", check=False)
-        session.on_console(self._on_console)
+        session.on_console(self._on_console, replay=False)
         session.stop_hooks.append(self._stop_hook)
 
     # -- what each process is ------------------------------------------------------------------

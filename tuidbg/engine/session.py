@@ -38,6 +38,7 @@ from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 log = logging.getLogger("tuidbg.engine")
 
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
+OUTPUT_BACKLOG = 8 << 20  # the program's output kept for a screen not up yet (more than its pane keeps)
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
 
 
@@ -64,6 +65,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         # Console output from before anyone listened (start-up, -ex commands), replayed
         # to the first listener so nothing is lost whoever starts the session.
         self._console_backlog: list[mi.MIRecord] | None = []
+        # The program's output from before anyone listened (it may run before the screen is up): its last
+        # OUTPUT_BACKLOG bytes, replayed to the first listener.
+        self._output_backlog: bytearray | None = bytearray()
         self.tty: InferiorTTY | None = None
         self.info = GdbInfo()
         self.startup_messages: list[str] = []
@@ -77,6 +81,9 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self.gdbext_loaded = False
         self.loaded = False
         self._load_task: asyncio.Future | None = None
+        self._launch_task: asyncio.Future | None = None
+        # A Python program's stops show a Python frame's locals first: native ones when a native frame is shown.
+        self.native_locals_on_stop = not config.python_target
         self.cuda_workaround_applied = False
         # The program as a process: (pid, start time), known once it runs or is attached to; what
         # close() releases or ends when gdb cannot do it.
@@ -118,15 +125,27 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self._state_listeners.append(cb)
 
     def on_program_output(self, cb: OutputListener) -> None:
+        """``cb`` gets the program's output; the first listener also gets what came before it."""
         self._output_listeners.append(cb)
+        backlog, self._output_backlog = self._output_backlog, None
+        if backlog:
+            cb(bytes(backlog))
 
-    def on_console(self, cb: ConsoleListener) -> None:
+    def on_console(self, cb: ConsoleListener, replay: bool = True) -> None:
+        """``cb`` gets gdb's console records; the first one with ``replay`` (the screen) also gets those
+        from before it. A listener of the engine's own (``replay=False``) gets them from now on."""
         self._console_listeners.append(cb)
-        backlog, self._console_backlog = self._console_backlog, None
-        for rec in backlog or ():
-            cb(rec)
+        if replay:
+            backlog, self._console_backlog = self._console_backlog, None
+            for rec in backlog or ():
+                cb(rec)
 
     def _emit_output(self, data: bytes) -> None:
+        if self._output_backlog is not None:
+            self._output_backlog += data
+            if len(self._output_backlog) > OUTPUT_BACKLOG:
+                del self._output_backlog[: len(self._output_backlog) - OUTPUT_BACKLOG]
+            return
         for cb in list(self._output_listeners):
             try:
                 cb(data)
@@ -134,10 +153,8 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
                 log.exception("output listener failed")
 
     def _emit_console(self, rec: mi.MIRecord) -> None:
-        if self._console_backlog is not None:
-            if len(self._console_backlog) < 10000:
-                self._console_backlog.append(rec)
-            return
+        if self._console_backlog is not None and len(self._console_backlog) < 10000:
+            self._console_backlog.append(rec)
         for cb in list(self._console_listeners):
             try:
                 cb(rec)
@@ -295,7 +312,22 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
             return
 
     async def launch(self) -> None:
-        """Start the program (run), attach to it, or open the core. Raises StartupError."""
+        """Start the program (run), attach to it, or open the core. Raises StartupError. Once: a second
+        caller waits for the first's launch (``tuidbg run`` starts it before the screen is up)."""
+        await asyncio.shield(self.begin_launch())
+
+    def begin_launch(self) -> asyncio.Future:
+        """The launch (after the load), set going if it is not yet."""
+        if self._launch_task is None:
+            self._launch_task = asyncio.ensure_future(self._launch())
+            self._launch_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return self._launch_task
+
+    @property
+    def launch_begun(self) -> bool:
+        return self._launch_task is not None
+
+    async def _launch(self) -> None:
         cfg = self.config
         await self.load()
         if cfg.mode == "run":

@@ -255,8 +255,6 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
 
     def _attach_panes(self, session: DebugSession) -> None:
         bridge = SessionBridge(session)  # the panes' one door to this session
-        # A Python program's stops show a Python frame's locals first: native ones when shown.
-        session.native_locals_on_stop = not session.config.python_target
         for w in self.query(VariablesTree):
             w.source = bridge
             w.python_children = self._python_children
@@ -322,10 +320,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             if s.client is None:
                 await s.start(load=False)
             await s.load()
-            if s.state.process is ProcessState.NOT_STARTED and s.config.mode in ("run", "attach", "core"):
+            if s.config.mode in ("run", "attach", "core") and (
+                    s.launch_begun or s.state.process is ProcessState.NOT_STARTED):
                 if s.config.mode == "run":
                     self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
-                await s.launch()
+                await s.launch()  # (tuidbg run set it going before the screen was up: its end, or its error)
         except (StartupError, EngineError) as exc:
             self._error(str(exc))
 
