@@ -8,10 +8,14 @@ Measured side by side, the tools taking turns in each round on the same program
 - ``tuidbg``: ``tuidbg run`` in a real terminal (tmux, 160x48), start to the screen showing the
   stop: the C++ frames pane lists ``at::native::randn(c10…`` and the status line says stopped.
 
+``--baseline DIR`` (repeatable) adds "tuidbg (DIR's name)": the same run with the tuidbg package of
+another tree (e.g. ``git archive HEAD~1 tuidbg keymaps themes | tar -x -C /tmp/before``), taking turns
+with the others; every tuidbg then runs as ``python -P -m tuidbg`` with PYTHONPATH set to its tree.
+
 Every tool starts from a fresh process each round; the page cache is warm for all of them (the
 first, unmeasured round reads the libraries from disk). Goal: tuidbg ≤ 1.0x gdb -batch.
 
-Usage: python bench/torch_first_stop.py [--rounds N]
+Usage: python bench/torch_first_stop.py [--rounds N] [--baseline DIR]...
 """
 
 from __future__ import annotations
@@ -51,13 +55,15 @@ def time_gdb_batch() -> float:
     return t
 
 
-def time_tuidbg(sock: str) -> float:
+def time_tuidbg(sock: str, tree: str | None = None) -> float:
     def tmux(*args: str, check: bool = True) -> str:
         return subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", *args], capture_output=True, text=True,
                               check=check).stdout
 
-    cmd = " ".join(shlex.quote(a) for a in [
-        str(TUIDBG), "run", "--nx", "--fresh", "--python", str(TORCH_PY), "-ex", f"break {BREAK}", str(PROG)])
+    start = [str(TUIDBG)] if tree is None else [sys.executable, "-P", "-m", "tuidbg"]
+    env = "" if tree is None else f"PYTHONPATH={shlex.quote(tree)} "
+    cmd = env + " ".join(shlex.quote(a) for a in [
+        *start, "run", "--nx", "--fresh", "--python", str(TORCH_PY), "-ex", f"break {BREAK}", str(PROG)])
     t0 = time.perf_counter()
     tmux("new-session", "-d", "-s", "fs", "-x", "160", "-y", "48", f"TERM=xterm-256color {cmd}")
     deadline = t0 + 120
@@ -75,23 +81,29 @@ def time_tuidbg(sock: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
+                    help="another tree's tuidbg package, measured in the same rounds")
     args = ap.parse_args()
+    trees = {"tuidbg": None if not args.baseline else str(REPO)}
+    trees.update({f"tuidbg ({os.path.basename(os.path.abspath(d))})": os.path.abspath(d) for d in args.baseline})
     if not TORCH_PY.exists():
         raise SystemExit(f"no {TORCH_PY}: run scripts/setup.sh (it installs torch 2.13.0, CPU, there)")
     sock = f"bench-first-stop-{os.getpid()}"
-    samples: dict[str, list[float]] = {"python": [], "gdb -batch": [], "tuidbg": []}
+    samples: dict[str, list[float]] = {"python": [], "gdb -batch": [], **{name: [] for name in trees}}
     time_python(), time_gdb_batch(), time_tuidbg(sock)  # warm the page cache for everyone
     for r in range(args.rounds):
         samples["python"].append(time_python())
         samples["gdb -batch"].append(time_gdb_batch())
-        samples["tuidbg"].append(time_tuidbg(sock))
+        for i, (name, tree) in enumerate(trees.items()):  # (a tmux server of its own each)
+            samples[name].append(time_tuidbg(f"{sock}-{i}", tree))
         print(f"round {r + 1}: " + ", ".join(f"{k} {ms(v[-1])}" for k, v in samples.items()), file=sys.stderr)
     med = {k: summary(v)["median"] for k, v in samples.items()}
     for k, v in samples.items():
         s = summary(v)
         print(f"{k:12s} median {ms(s['median'])}  min {ms(s['min'])}  max {ms(max(v))}")
-    print(f"tuidbg / gdb -batch: {med['tuidbg'] / med['gdb -batch']:.2f}x;"
-          f" tuidbg / python alone: {med['tuidbg'] / med['python']:.2f}x")
+    for name in trees:
+        print(f"{name} / gdb -batch: {med[name] / med['gdb -batch']:.2f}x;"
+              f" {name} / python alone: {med[name] / med['python']:.2f}x")
 
 
 if __name__ == "__main__":
