@@ -79,7 +79,9 @@ class SourcePart:
         self._update_source(state, self._painted)
         self._line_key = self._line_pending = key
         self._held = state if state.refreshed else None
-        self.call_after_refresh(self._after_stop_line, key)
+        # (not call_after_refresh: a screen that goes idle before the source pane's update reaches it
+        # runs that at once, and the rest of the stop would go out first, in one update of every pane)
+        self.query_one(SourceView).after_pc_painted(lambda: self._after_stop_line(key))
         return True
 
     def _stop_line_held(self, state: DebuggerState) -> bool:

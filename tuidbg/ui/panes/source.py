@@ -13,6 +13,7 @@ with the keyboard; breakpoints toggle at the cursor or by a click in the gutter.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pygments.lexers import get_lexer_for_filename
@@ -50,6 +51,9 @@ _TOKEN_CLASSES = [
 
 MAX_HIGHLIGHT_BYTES = 8 * 1024 * 1024  # bigger files stay plain
 WHOLE_FILE_LINES = 20000  # files up to this size are lexed whole (exact multi-line tokens)
+# A stop's line goes out in a screen update of its own before the other panes show the stop
+# (app_source): they wait for that update, or this long at most.
+PC_PAINT_WAIT = 0.05
 CHUNK = 2000  # bigger files are lexed a chunk at a time, as the chunks come into view
 
 
@@ -180,6 +184,7 @@ class SourceView(ScrollView, can_focus=True):
         self.message: list[str] = ["No program stopped yet."]
         self.pc_line: int | None = None
         self.pc_is_top = True
+        self._on_pc_painted: list[Callable[[], None]] = []
         self.marks: dict[int, BreakpointMark] = {}
         self.search: str | None = None
         # Highlighted rows by chunk of CHUNK lines. Small files are one chunk lexed
@@ -251,6 +256,25 @@ class SourceView(ScrollView, can_focus=True):
         # Only the rows of the old and the new line repaint (a step is a few ms of rendering less, and
         # less to write to the terminal); a scroll repaints the view by itself.
         self._refresh_rows(old, line)
+
+    def after_pc_painted(self, callback: Callable[[], None], at_most: float = PC_PAINT_WAIT) -> None:
+        """Call ``callback`` once the current line has been rendered into a screen update (soon after that
+        update is out), or after ``at_most`` seconds whatever happened (a hidden or scrolled-away view)."""
+        called = False
+
+        def once() -> None:
+            nonlocal called
+            if not called:
+                called = True
+                callback()
+
+        self._on_pc_painted.append(once)
+        self.set_timer(at_most, once)
+
+    def _pc_painted(self) -> None:
+        callbacks, self._on_pc_painted = self._on_pc_painted, []
+        for cb in callbacks:
+            self.call_later(cb)  # (after the update being rendered now has been written)
 
     def _refresh_rows(self, *lines: int | None) -> None:
         for line in {n for n in lines if n is not None and 1 <= n <= max(1, len(self.lines))}:
@@ -466,6 +490,8 @@ class SourceView(ScrollView, can_focus=True):
         line_style = base
         if line == self.pc_line:
             line_style = base + self._style("source--pc-line" if self.pc_is_top else "source--caller-line")
+            if self._on_pc_painted:
+                self._pc_painted()
         elif line == self.cursor_line and self.has_focus:
             line_style = base + self._style("source--cursor-line")
         gutter_w = self._gutter_width()
