@@ -6,8 +6,8 @@ new states through the pure reducer (``tuidbg.engine.state``), watches gdb's
 health, and closes (or, without gdb, abandons) the session leaving nothing
 behind. The MI commands themselves are families of mixins in
 ``tuidbg.engine.commands`` (run control, stack and refresh, breakpoints, data).
-Listeners get every new state, the program's output and gdb's console output;
-they are plain callables, so the engine knows nothing of the UI.
+Listeners (``tuidbg.engine.listeners``) get every new state, the program's output and gdb's
+console output; they are plain callables, so the engine knows nothing of the UI.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tuidbg.engine.commands.stack import StackCommands
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout, attach_failure
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
+from tuidbg.engine.listeners import Listeners
 from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
 from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
@@ -38,16 +39,10 @@ from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 log = logging.getLogger("tuidbg.engine")
 
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
-OUTPUT_BACKLOG = 8 << 20  # the program's output kept for a screen not up yet (more than its pane keeps)
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
 
 
-StateListener = Callable[[DebuggerState], None]
-OutputListener = Callable[[bytes], None]
-ConsoleListener = Callable[[mi.MIRecord], None]
-
-
-class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
+class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, DataCommands):
     """One gdb and the program it debugs: gdb's life (start-up, records, health, close) here, the MI
     command families in ``tuidbg.engine.commands``."""
 
@@ -59,15 +54,7 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
         self._transport = transport
         self.client: MIClient | None = None
         self._state = DebuggerState()
-        self._state_listeners: list[StateListener] = []
-        self._output_listeners: list[OutputListener] = []
-        self._console_listeners: list[ConsoleListener] = []
-        # Console output from before anyone listened (start-up, -ex commands), replayed
-        # to the first listener so nothing is lost whoever starts the session.
-        self._console_backlog: list[mi.MIRecord] | None = []
-        # The program's output from before anyone listened (it may run before the screen is up): its last
-        # OUTPUT_BACKLOG bytes, replayed to the first listener.
-        self._output_backlog: bytearray | None = bytearray()
+        self._init_listeners()
         self.tty: InferiorTTY | None = None
         self.info = GdbInfo()
         self.startup_messages: list[str] = []
@@ -110,56 +97,6 @@ class DebugSession(RunControl, StackCommands, BreakpointCommands, DataCommands):
     def closing(self) -> bool:
         """close() was called: gdb going away now is expected, not a crash."""
         return self._closing
-
-    def set_state(self, new: DebuggerState) -> None:
-        if new is self._state:
-            return
-        self._state = new
-        for cb in list(self._state_listeners):
-            try:
-                cb(new)
-            except Exception:
-                log.exception("state listener failed")
-
-    def on_state(self, cb: StateListener) -> None:
-        self._state_listeners.append(cb)
-
-    def on_program_output(self, cb: OutputListener) -> None:
-        """``cb`` gets the program's output; the first listener also gets what came before it."""
-        self._output_listeners.append(cb)
-        backlog, self._output_backlog = self._output_backlog, None
-        if backlog:
-            cb(bytes(backlog))
-
-    def on_console(self, cb: ConsoleListener, replay: bool = True) -> None:
-        """``cb`` gets gdb's console records; the first one with ``replay`` (the screen) also gets those
-        from before it. A listener of the engine's own (``replay=False``) gets them from now on."""
-        self._console_listeners.append(cb)
-        if replay:
-            backlog, self._console_backlog = self._console_backlog, None
-            for rec in backlog or ():
-                cb(rec)
-
-    def _emit_output(self, data: bytes) -> None:
-        if self._output_backlog is not None:
-            self._output_backlog += data
-            if len(self._output_backlog) > OUTPUT_BACKLOG:
-                del self._output_backlog[: len(self._output_backlog) - OUTPUT_BACKLOG]
-            return
-        for cb in list(self._output_listeners):
-            try:
-                cb(data)
-            except Exception:
-                log.exception("output listener failed")
-
-    def _emit_console(self, rec: mi.MIRecord) -> None:
-        if self._console_backlog is not None and len(self._console_backlog) < 10000:
-            self._console_backlog.append(rec)
-        for cb in list(self._console_listeners):
-            try:
-                cb(rec)
-            except Exception:
-                log.exception("console listener failed")
 
     # -- start-up ---------------------------------------------------------------------------
 
