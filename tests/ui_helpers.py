@@ -30,6 +30,15 @@ def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
         await close_left_session(app)
 
     app.run_test = run_test_then_close
+    run_async = app.run_async
+
+    async def run_async_then_close(*args, **kw):  # (how pytest-textual-snapshot runs the app: app.run)
+        try:
+            return await run_async(*args, **kw)
+        finally:
+            await close_left_session(app)
+
+    app.run_async = run_async_then_close
     return app
 
 
