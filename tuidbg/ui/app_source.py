@@ -59,6 +59,9 @@ class SourcePart:
         if (not state.is_stopped or state.python.transient or state.python.stop_pending or key == self._line_key
                 or _stop_key(self._painted) == key or self.disasm_shown or self.session.info.is_cuda):
             return False
+        src = self.query_one(SourceView)
+        if not src.display or not src.region.area:
+            return False  # (a source pane not on the screen draws no line to wait for)
         if self.session.config.python_target:
             sel = pyview.next_selection(state, self._py_selection)
             pyf = pyview.selected_frame(state, sel.index)
@@ -81,14 +84,13 @@ class SourcePart:
         self._held = state if state.refreshed else None
         # (not call_after_refresh: a screen that goes idle before the source pane's update reaches it
         # runs that at once, and the rest of the stop would go out first, in one update of every pane)
-        src = self.query_one(SourceView)
         src.after_pc_painted(lambda: self._after_stop_line(key))
         # ... and that update goes out now, from here, rather than after the source pane's message to the
         # screen, the screen's idle and its frame timer: ~1.5 ms less from the key to the line on the
         # screen (bench/step_tmux.py). It is the update Textual's frame timer would run, called by its
         # private names: pyproject pins textual to 8.2.
-        screen = self.screen
-        if src.display and screen.is_current and not self._batch_count:
+        screen = src.screen  # (not under a dialog: the screen on top is the dialog's)
+        if screen.is_current and not self._batch_count:
             screen._dirty_widgets.add(src)
             screen._on_timer_update()
         return True
