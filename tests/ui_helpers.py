@@ -11,14 +11,16 @@ from tuidbg.engine.session import SessionConfig
 from tuidbg.engine.state import ProcessState
 
 
-def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
-    """An app on an unstarted session: the app starts gdb and the program itself."""
+def make_app(theme: str | None = None, keymap: str | None = None, session=None, **cfg):
+    """An app on an unstarted session: the app starts gdb and the program itself (or on ``session``,
+    as ``tuidbg run`` hands over one whose program it started: ``launched_session``)."""
     from tuidbg import config as tconfig
     from tuidbg.ui.app import TuidbgApp
 
-    cfg.setdefault("nx", True)
-    cfg.setdefault("mode", "run")
-    session = new_session(SessionConfig(**cfg))
+    if session is None:
+        cfg.setdefault("nx", True)
+        cfg.setdefault("mode", "run")
+        session = new_session(SessionConfig(**cfg))
     app = TuidbgApp(session, theme=theme, keymap=tconfig.load_keymap(keymap))
     _made.append(app)
     run_test = app.run_test
@@ -42,6 +44,20 @@ def make_app(theme: str | None = None, keymap: str | None = None, **cfg):
     return app
 
 
+async def launched_session(**cfg):
+    """A session as ``tuidbg run`` makes it before the screen: gdb started, the program launched."""
+    cfg.setdefault("nx", True)
+    cfg.setdefault("mode", "run")
+    session = new_session(SessionConfig(**cfg))
+    _early.append(session)
+    await session.start()
+    session.begin_launch()
+    return session
+
+
+_early: list = []  # (launched_session's, for abandon_leftovers)
+
+
 async def close_left_session(app) -> None:
     """A test that ends without quitting leaves the app's gdb running: close its session while the
     test's event loop still runs (afterwards only ``abandon_leftovers`` can, and asyncio then finds
@@ -60,9 +76,10 @@ _made: list = []
 def abandon_leftovers() -> None:
     """After a test: an app's gdb still there (the test failed, or ended without quitting) is killed and
     its program released, as tuidbg's own exit does, so that no fixture waits on a process it traces."""
-    while _made:
-        app = _made.pop()
-        session = app.session
+    sessions = [app.session for app in _made] + _early
+    _made.clear()
+    _early.clear()
+    for session in sessions:
         if session.client is not None and session.client.alive and not session.closing:
             session.abandon()
 

@@ -521,23 +521,27 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 "the debugger's screen needs a terminal (run it in one, e.g. ssh -t or tmux); "
                 "for the stacks of a process without one, use: tuidbg dump PID"
             )
-        if cfg.mode == "run":
-            # gdb loads and starts the program while the screen's code is imported (a quarter of a second of
-            # Python, in a thread: the loop talks to gdb meanwhile) and the screen starts: on 2 cores these
-            # overlap the program's own start and gdb's reading of its libraries' symbols
-            # (bench/torch_first_stop.py). What the program prints and where it stops meanwhile wait for the
-            # screen (DebugSession's backlogs and state); so does the launch's failure, for the screen to report.
-            session.begin_launch()
-            await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
-        from tuidbg.ui.app import TuidbgApp
+        try:  # (until the screen runs, nothing else would end the program started here)
+            if cfg.mode == "run":
+                # gdb loads and starts the program while the screen's code is imported (a quarter of a second of
+                # Python, in a thread: the loop talks to gdb meanwhile) and the screen starts: on 2 cores these
+                # overlap the program's own start and gdb's reading of its libraries' symbols
+                # (bench/torch_first_stop.py). What the program prints and where it stops meanwhile wait for the
+                # screen (DebugSession's backlogs and state); so does the launch's failure, for the screen to report.
+                session.begin_launch()
+                await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
+            from tuidbg.ui.app import TuidbgApp
 
-        from tuidbg.ui.terminal import TerminalGuard
+            from tuidbg.ui.terminal import TerminalGuard
 
-        app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)
-        guard = TerminalGuard()
-        # SIGTERM/SIGHUP/SIGQUIT/SIGINT: quit as q does (run: kill the program; attach: detach), in time.
-        guard.install(asyncio.get_running_loop(), app.quit_on_signal, lambda: app.session.abandon())
-        app.after_signal_close = guard.leave_if_hung_up
+            app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)
+            guard = TerminalGuard()
+            # SIGTERM/SIGHUP/SIGQUIT/SIGINT: quit as q does (run: kill the program; attach: detach), in time.
+            guard.install(asyncio.get_running_loop(), app.quit_on_signal, lambda: app.session.abandon())
+            app.after_signal_close = guard.leave_if_hung_up
+        except BaseException:  # an import that fails, Ctrl-C meanwhile
+            await _close_quietly(session)
+            raise
         try:
             await app.run_async()
         finally:

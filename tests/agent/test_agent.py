@@ -103,6 +103,22 @@ async def _exit(s, ctl) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
+async def test_notes_from_before_anyone_listens_reach_the_first_listener(make_session):
+    """tuidbg run starts the program before the screen listens: the agent's note of a moved breakpoint
+    (sent once the program's agent checked it) waits for the screen, and goes to it alone."""
+    s, ctl, out = await _start(make_session, DEBIAN_PY311, STEPS)
+    blank, c_body = line_of(STEPS, "blank"), line_of(STEPS, "c_body")
+    await ctl.add_breakpoint(str(STEPS), blank)
+    await ctl.add_breakpoint(str(STEPS), c_body)
+    await s.launch()
+    await _stop(ctl)
+    screen, later = [], []
+    ctl.on_message(screen.append)
+    ctl.on_message(later.append)
+    assert any(f"line {blank} has no code; moved to line {blank + 1}" in m for m in screen), screen
+    assert later == []
+
+
 @pytest.mark.parametrize("python", INTERPRETERS)
 async def test_breakpoint_condition_hit_count_and_moved_line(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)

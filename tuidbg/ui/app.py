@@ -143,8 +143,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self.keymap_info = keymap or tconfig.load_keymap(None, self.settings.keys)
         self._theme_name = theme or tconfig.DEFAULT_THEME
         self.ui_options = ui_options
-        self.state: DebuggerState = session.state
-        self._painted: DebuggerState = session.state  # the state the panes show (a brief run is not shown)
+        # (a program tuidbg run started before the screen: the screen starts from nothing, so that what
+        # happened meanwhile, its exit or gdb's, is noticed as it is for a program started later)
+        first = DebuggerState() if session.launch_begun else session.state
+        self.state: DebuggerState = first
+        self._painted: DebuggerState = first  # the state the panes show (a brief run is not shown)
         self._run_timer: Timer | None = None
         self._pending = _Pending(bytearray(), [])
         self.narrow = False
@@ -250,6 +253,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self.set_interval(1.0, self._check_gdb)
         self._layout(self.size.width, self.size.height)
         self._write_console_intro()
+        if self.session.launch_begun and self.session.config.mode == "run":
+            self._note_start()  # (before what the program printed meanwhile, and its exit)
         self._apply_state(self.session.state)
         self._start_session()
 
@@ -313,6 +318,9 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             style="note",
         )
 
+    def _note_start(self) -> None:
+        self.query_one(OutputPane).note(f"── starting {self.session.config.describe()}")
+
     @work(group="session", exit_on_error=False)
     async def _start_session(self) -> None:
         s = self.session
@@ -322,8 +330,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             await s.load()
             if s.config.mode in ("run", "attach", "core") and (
                     s.launch_begun or s.state.process is ProcessState.NOT_STARTED):
-                if s.config.mode == "run":
-                    self.query_one(OutputPane).note(f"── starting {s.config.describe()}")
+                if s.config.mode == "run" and not s.launch_begun:  # (else on_mount said it)
+                    self._note_start()
                 await s.launch()  # (tuidbg run set it going before the screen was up: its end, or its error)
         except (StartupError, EngineError) as exc:
             self._error(str(exc))

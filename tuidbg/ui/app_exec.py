@@ -293,7 +293,9 @@ class ExecPart:
     def _notice_transitions(self, prev: DebuggerState, state: DebuggerState) -> None:
         out = self.query_one(OutputPane)
         if prev.process is not state.process:
-            if state.process is ProcessState.EXITED and prev.process in (ProcessState.RUNNING, ProcessState.STOPPED):
+            # (from NOT_STARTED: a program that tuidbg run started, ended before the screen was up)
+            ran = prev.process in (ProcessState.NOT_STARTED, ProcessState.RUNNING, ProcessState.STOPPED)
+            if state.process is ProcessState.EXITED and ran:
                 self._flush_buffers()
                 out.note(f"── the program {state.exit_description or 'exited'}")
             elif state.process is ProcessState.DETACHED:

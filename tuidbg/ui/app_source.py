@@ -89,7 +89,10 @@ class SourcePart:
         # screen, the screen's idle and its frame timer: ~1.5 ms less from the key to the line on the
         # screen (bench/step_tmux.py). It is the update Textual's frame timer would run, called by its
         # private names: pyproject pins textual to 8.2.
-        screen = src.screen  # (not under a dialog: the screen on top is the dialog's)
+        # (src's own screen: under a dialog the screen on top is the dialog's. Textual counts the screen
+        # just below the top one as current too; there the call only asks the top screen to repaint,
+        # and the rest of the stop waits for the line the 50 ms at most.)
+        screen = src.screen
         if screen.is_current and not self._batch_count:
             screen._dirty_widgets.add(src)
             screen._on_timer_update()

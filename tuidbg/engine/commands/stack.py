@@ -23,9 +23,9 @@ FRAME_PAGE = 64  # frames fetched per request
 
 class StackCommands(CommandBase):
     # False: the refresh after a stop leaves the selected frame's native locals out, and
-    # load_locals() reads them when they are to be shown. A front end showing a Python program
-    # turns this off: at its stops it shows a Python frame's locals first, and asking gdb for a
-    # libc frame's locals with their types makes it read libc's debug info (bench/gdb_memory.py).
+    # load_locals() reads them when they are to be shown. The session turns this off for a Python
+    # program (SessionConfig.python_target): its stops show a Python frame's locals first, and asking
+    # gdb for a libc frame's locals with their types makes it read libc's debug info (bench/gdb_memory.py).
     native_locals_on_stop = True
     _locals_asked: tuple | None = None  # (generation, thread, frame) load_locals() last asked for
     def _start_refresh(self, generation: int) -> None:

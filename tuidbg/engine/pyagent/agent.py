@@ -78,6 +78,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._native_step = False  # "step into native" in progress
         self._native_tbreak: str | None = None
         self._listeners: list[Callable[[str], None]] = []
+        self._unheard: list[str] | None = []  # notes from before anyone listened (tuidbg run starts early)
         self._sched_lock: str | None = None
         self._closing = False
         self._bg: set[asyncio.Task] = set()
@@ -368,7 +369,12 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
     # -- public: misc ---------------------------------------------------------------------------
 
     def on_message(self, cb: Callable[[str], None]) -> None:
+        """``cb`` gets the agent's notes; the first listener also those from before it (the program runs
+        before the screen is up)."""
         self._listeners.append(cb)
+        unheard, self._unheard = self._unheard, None
+        for text in unheard or ():
+            cb(text)
 
     def is_agent_frame(self, frame: Frame) -> bool:
         """A native frame of the agent's stop function (hide it; the user's Python frame is below)."""

@@ -93,6 +93,7 @@ class AgentBase(Extension):
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
     _listeners: list[Callable[[str], None]]
+    _unheard: list[str] | None
     _sched_lock: str | None
     _closing: bool
     _bg: set[asyncio.Task]
@@ -155,6 +156,8 @@ class AgentBase(Extension):
         return self._links.get(inf.pid) if inf is not None and inf.pid else None
 
     def _notify(self, text: str) -> None:
+        if self._unheard is not None and len(self._unheard) < 1000:
+            self._unheard.append(text)
         for cb in list(self._listeners):
             try:
                 cb(text)

@@ -266,6 +266,8 @@ class SourceView(ScrollView, can_focus=True):
             nonlocal called
             if not called:
                 called = True
+                if once in self._on_pc_painted:  # (the wait ran out: no later render calls it again)
+                    self._on_pc_painted.remove(once)
                 callback()
 
         self._on_pc_painted.append(once)
@@ -274,7 +276,7 @@ class SourceView(ScrollView, can_focus=True):
     def _pc_painted(self) -> None:
         callbacks, self._on_pc_painted = self._on_pc_painted, []
         for cb in callbacks:
-            self.call_later(cb)  # (after the update being rendered now has been written)
+            self.call_later(cb)  # (after the update being rendered now is handed to Textual's writer)
 
     def _refresh_rows(self, *lines: int | None) -> None:
         for line in {n for n in lines if n is not None and 1 <= n <= max(1, len(self.lines))}:
