@@ -249,8 +249,9 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
             return
 
     async def launch(self) -> None:
-        """Start the program (run), attach to it, or open the core. Raises StartupError. Once: a second
-        caller waits for the first's launch (``tuidbg run`` starts it before the screen is up)."""
+        """Start the program (run), attach to it, or open the core. Raises StartupError (or GdbExited,
+        EngineError). Once: a second caller waits for the first's launch (``tuidbg run`` starts it
+        before the screen is up); a caller cancelled does not cancel the launch, which close() ends."""
         await asyncio.shield(self.begin_launch())
 
     def begin_launch(self) -> asyncio.Future:
