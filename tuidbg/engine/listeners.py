@@ -1,27 +1,62 @@
 """Who hears a session: the listeners of its states, of the program's output and of gdb's console.
 
 Each is a plain callable, so the engine knows nothing of the UI. What comes before anyone listens is
-kept for the first who does: gdb's console from its start (its version, the -ex commands' answers),
-and the program's output, since ``tuidbg run`` starts the program before the screen is up. A
-listener of the engine's own (``on_console(cb, replay=False)``) does not take that backlog.
+kept for the first who does (a ``Channel``): gdb's console from its start (its version, the -ex
+commands' answers), the program's output and the Python agent's notes, since ``tuidbg run`` starts
+the program before the screen is up. A listener of the engine's own (``replay=False``) does not
+take that backlog.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
-from typing import Callable
+from typing import Callable, Generic, TypeVar
 
 from tuidbg.engine import mi
 from tuidbg.engine.state import DebuggerState
 
 log = logging.getLogger("tuidbg.engine")
 
-OUTPUT_BACKLOG = 8 << 20  # the program's output kept for a screen not up yet (more than its pane keeps)
+T = TypeVar("T")
+
+OUTPUT_BACKLOG = 8 << 20  # the program's output kept for a screen not up yet, in bytes (more than its pane keeps)
 CONSOLE_BACKLOG = 10000  # gdb's console records kept likewise
 
-StateListener = Callable[[DebuggerState], None]
-OutputListener = Callable[[bytes], None]
-ConsoleListener = Callable[[mi.MIRecord], None]
+
+class Channel(Generic[T]):
+    """Items handed to every listener; until a listener with ``replay`` comes, the last of them are kept
+    (at most ``keep`` in all, each counting ``size(item)``) and replayed to it."""
+
+    def __init__(self, what: str, keep: int = 0, size: Callable[[T], int] = lambda _: 1) -> None:
+        self._what = what
+        self._listeners: list[Callable[[T], None]] = []
+        self._keep = keep
+        self._size = size
+        self._backlog: collections.deque[T] | None = collections.deque() if keep else None
+        self._kept = 0
+
+    def listen(self, cb: Callable[[T], None], replay: bool = True) -> None:
+        self._listeners.append(cb)
+        if replay and self._backlog is not None:
+            backlog, self._backlog = self._backlog, None
+            for item in backlog:
+                self._call(cb, item)
+
+    def emit(self, item: T) -> None:
+        if self._backlog is not None:
+            self._backlog.append(item)
+            self._kept += self._size(item)
+            while self._kept > self._keep and len(self._backlog) > 1:
+                self._kept -= self._size(self._backlog.popleft())
+        for cb in list(self._listeners):
+            self._call(cb, item)
+
+    def _call(self, cb: Callable[[T], None], item: T) -> None:
+        try:
+            cb(item)
+        except Exception:
+            log.exception("%s listener failed", self._what)
 
 
 class Listeners:
@@ -30,58 +65,29 @@ class Listeners:
     _state: DebuggerState
 
     def _init_listeners(self) -> None:
-        self._state_listeners: list[StateListener] = []
-        self._output_listeners: list[OutputListener] = []
-        self._console_listeners: list[ConsoleListener] = []
-        self._console_backlog: list[mi.MIRecord] | None = []  # until a listener with replay comes
-        self._output_backlog: bytearray | None = bytearray()  # its last OUTPUT_BACKLOG bytes
+        self._states: Channel[DebuggerState] = Channel("state")
+        self._output: Channel[bytes] = Channel("output", OUTPUT_BACKLOG, len)
+        self._console: Channel[mi.MIRecord] = Channel("console", CONSOLE_BACKLOG)
 
     def set_state(self, new: DebuggerState) -> None:
-        if new is self._state:
-            return
-        self._state = new
-        for cb in list(self._state_listeners):
-            try:
-                cb(new)
-            except Exception:
-                log.exception("state listener failed")
+        if new is not self._state:
+            self._state = new
+            self._states.emit(new)
 
-    def on_state(self, cb: StateListener) -> None:
-        self._state_listeners.append(cb)
+    def on_state(self, cb: Callable[[DebuggerState], None]) -> None:
+        self._states.listen(cb)
 
-    def on_program_output(self, cb: OutputListener) -> None:
+    def on_program_output(self, cb: Callable[[bytes], None]) -> None:
         """``cb`` gets the program's output; the first listener also gets what came before it."""
-        self._output_listeners.append(cb)
-        backlog, self._output_backlog = self._output_backlog, None
-        if backlog:
-            cb(bytes(backlog))
+        self._output.listen(cb)
 
-    def on_console(self, cb: ConsoleListener, replay: bool = True) -> None:
+    def on_console(self, cb: Callable[[mi.MIRecord], None], replay: bool = True) -> None:
         """``cb`` gets gdb's console records; the first one with ``replay`` (the screen) also gets those
         from before it. A listener of the engine's own (``replay=False``) gets them from now on."""
-        self._console_listeners.append(cb)
-        if replay:
-            backlog, self._console_backlog = self._console_backlog, None
-            for rec in backlog or ():
-                cb(rec)
+        self._console.listen(cb, replay)
 
     def _emit_output(self, data: bytes) -> None:
-        if self._output_backlog is not None:
-            self._output_backlog += data
-            if len(self._output_backlog) > OUTPUT_BACKLOG:
-                del self._output_backlog[: len(self._output_backlog) - OUTPUT_BACKLOG]
-            return
-        for cb in list(self._output_listeners):
-            try:
-                cb(data)
-            except Exception:
-                log.exception("output listener failed")
+        self._output.emit(data)
 
     def _emit_console(self, rec: mi.MIRecord) -> None:
-        if self._console_backlog is not None and len(self._console_backlog) < CONSOLE_BACKLOG:
-            self._console_backlog.append(rec)
-        for cb in list(self._console_listeners):
-            try:
-                cb(rec)
-            except Exception:
-                log.exception("console listener failed")
+        self._console.emit(rec)

@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from tuidbg.agent import protocol as P
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
+from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState
 from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait
@@ -77,8 +78,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._interrupted_token = 0  # a step a native stop interrupted (for step_out_to_python)
         self._native_step = False  # "step into native" in progress
         self._native_tbreak: str | None = None
-        self._listeners: list[Callable[[str], None]] = []
-        self._unheard: list[str] | None = []  # notes from before anyone listened (tuidbg run starts early)
+        self._notes: Channel[str] = Channel("agent note", 1000)  # (kept for the screen: tuidbg run starts early)
         self._sched_lock: str | None = None
         self._closing = False
         self._bg: set[asyncio.Task] = set()
@@ -371,10 +371,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
     def on_message(self, cb: Callable[[str], None]) -> None:
         """``cb`` gets the agent's notes; the first listener also those from before it (the program runs
         before the screen is up)."""
-        self._listeners.append(cb)
-        unheard, self._unheard = self._unheard, None
-        for text in unheard or ():
-            cb(text)
+        self._notes.listen(cb)
 
     def is_agent_frame(self, frame: Frame) -> bool:
         """A native frame of the agent's stop function (hide it; the user's Python frame is below)."""

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from tuidbg.engine.errors import EngineError, Timeout
 from tuidbg.engine.extensions import Extension
+from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AGENT_DIR, AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState
 
@@ -92,8 +93,7 @@ class AgentBase(Extension):
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
-    _listeners: list[Callable[[str], None]]
-    _unheard: list[str] | None
+    _notes: Channel[str]
     _sched_lock: str | None
     _closing: bool
     _bg: set[asyncio.Task]
@@ -156,13 +156,7 @@ class AgentBase(Extension):
         return self._links.get(inf.pid) if inf is not None and inf.pid else None
 
     def _notify(self, text: str) -> None:
-        if self._unheard is not None and len(self._unheard) < 1000:
-            self._unheard.append(text)
-        for cb in list(self._listeners):
-            try:
-                cb(text)
-            except Exception:
-                log.exception("agent message listener failed")
+        self._notes.emit(text)
 
     def _spawn(self, coro) -> None:
         task = asyncio.ensure_future(coro)
