@@ -8,6 +8,8 @@ anew), a shell child (not Python: let go), and a torch DataLoader's two workers.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
@@ -22,6 +24,7 @@ pytestmark = [requires_gdb, pytest.mark.slow,
 
 CHILDREN = PROGRAMS / "py" / "children.py"
 LOADER = PROGRAMS / "py" / "torch_loader.py"
+BUSY = PROGRAMS / "py" / "children_busy.py"
 TIMEOUT = 60
 
 
@@ -144,6 +147,38 @@ async def test_breakpoint_in_a_dataloader_worker(make_session):
     workers = {p for p, *_ in stops}
     assert main_pid not in workers and len(workers) == 2, (main_pid, stops)
     assert b"loaded [0, 1, 4, 9]" in out
+
+
+async def test_evaluations_in_one_child_while_the_other_is_due_to_stop(make_session, caplog):
+    """An evaluation at a child's stop that needs another of the child's threads (it takes two numbers from
+    a queue that thread fills): the agent's thread alone does not answer, so the child's threads run until
+    it does. The other child must not run meanwhile: its own Python breakpoint would stop it, and that stop
+    be taken for the answer (the evaluation answered nothing, and the next stop could not be read, or was
+    never shown)."""
+    caplog.set_level(logging.INFO, logger="tuidbg.engine")
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, BUSY)
+    line = line_of(BUSY, "busy line")
+    await ctl.add_breakpoint(str(BUSY), line)
+    await s.launch()
+    seen = []
+    while True:
+        st = await ctl.wait_stop(TIMEOUT)
+        if st.process is ProcessState.EXITED:
+            break
+        assert st.process is ProcessState.STOPPED and st.python.stop is not None, st.stop and st.stop.describe()
+        assert st.python.stop.line == line
+        k, i, value, a, b = (await ctl.evaluate("(k, i, value, ticks.get(timeout=20), ticks.get(timeout=20))")
+                             ).strip("()").split(", ")
+        assert int(value) == int(k) * 10 + int(i) and int(b) == int(a) + 1, (k, i, value, a, b)
+        # the stop is still the one the user saw, in the same process
+        assert s.state.pid == st.pid and s.state.python.stop is not None and s.state.python.stop.line == line
+        seen.append((st.pid, int(k), int(i)))
+        assert len(seen) <= 4, seen
+        await ctl.resume()
+    assert sorted((k, i) for _, k, i in seen) == [(1, 0), (1, 1), (2, 0), (2, 1)], seen
+    assert len({pid for pid, _, _ in seen}) == 2
+    assert b"child 1 total 21" in out and b"child 2 total 41" in out and b"parent done [0, 0]" in out
+    assert sum("did not answer with only its thread" in r.getMessage() for r in caplog.records) == 4  # (each needed it)
 
 
 async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):

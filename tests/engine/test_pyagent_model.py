@@ -72,3 +72,97 @@ def test_the_stop_the_user_sees_survives_the_agents_own_stops():
     assert pyview.stop_generation(first) == pyview.stop_generation(after_eval) == 7
     # a native stop afterwards has no agent stop: its own generation
     assert pyview.stop_generation(DebuggerState().evolve(generation=9).with_python(stop_generation=7)) == 9
+
+
+class _Session:
+    """What ``PyAgent``'s stop hook and refresh stage use of a session: its state, and the mailbox reads
+    (each answered with the stop the agent wrote, as the agent lays out its mailbox)."""
+
+    def __init__(self, mailboxes):
+        self.state = DebuggerState()
+        self.mailboxes = mailboxes  # address -> the out area's JSON
+        self.reads = []
+
+    def set_state(self, st):
+        self.state = st
+
+    def take(self, line, hooks):
+        """A record from gdb, as DebugSession._on_async takes it."""
+        from tuidbg.engine.mi import parse_line
+        from tuidbg.engine.state import reduce
+
+        rec = parse_line(line)
+        new = reduce(self.state, rec)
+        if rec.cls == "stopped":
+            for hook in hooks:
+                new = hook(new)
+        self.state = new
+
+    async def read_memory(self, address, count):
+        import json
+        import struct
+
+        self.reads.append(address)
+        body = json.dumps(self.mailboxes[address]).encode()
+        head = bytearray(P.HEADER_SIZE)
+        head[: len(P.MAGIC)] = P.MAGIC
+        struct.pack_into("<I", head, P.OFF_OUT_LEN, len(body))
+        return (bytes(head) + body)[:count]
+
+
+async def test_a_request_in_one_process_does_not_hide_the_next_stop_of_another():
+    """tuidbg run --children: an evaluation in one worker that needed every thread to run (its interrupt is
+    one of the request's own stops), then the other worker's Python breakpoint. Generations are per process,
+    and an all-stop gives each process a new one, so the second stop's may be the number of the first's; it
+    must still be read and shown (it was taken for the request's: the test waited for a stop forever)."""
+    from tuidbg.engine.pyagent import PyAgent
+    from tuidbg.engine.pyagent.base import ProcLink
+    from tuidbg.engine.python.model import AgentInfo
+    from tuidbg.engine.session_config import SessionConfig
+
+    stub = {200: 0x7FFFF6BA9000, 300: 0x7FFFF6A75000}
+    mailbox = {200: 0x5EFC230, 300: 0x5F00000}
+    s = _Session({mailbox[pid]: {"reason": "breakpoint", "seq": 2, "thread": 1, "file": TEST, "line": 13,
+                                 "func": "__getitem__", "frames": [{"file": TEST, "line": 13, "func": "__getitem__"}]}
+                  for pid in stub})
+    ctl = PyAgent(SessionConfig(mode="run", program="python", agent=True, children="python"))
+    ctl.session = s
+    for pid in stub:
+        ctl._links[pid] = ProcLink(AgentInfo(status="connected", pid=pid, stub_traps=True, stub_addr=stub[pid],
+                                             mailbox=mailbox[pid]), pid)
+    hooks = [ctl._stop_hook]
+
+    def trap(tid, pid):  # the agent's stop function traps (real gdb 13 records, --children)
+        s.take(f'*stopped,reason="signal-received",signal-name="SIGTRAP",signal-meaning="Trace/breakpoint trap",'
+               f'frame={{addr="{stub[pid] + 1:#x}",func="??",args=[]}},thread-id="{tid}",stopped-threads="all"', hooks)
+
+    for line in ('=thread-group-added,id="i2"', '=thread-group-started,id="i2",pid="200"',
+                 '=thread-created,id="3",group-id="i2"', '*running,thread-id="3"'):
+        s.take(line, hooks)
+    s.state = s.state.evolve(inferiors=s.state.inferiors[1:])  # (the workers; their parent plays no part)
+
+    trap("3", 200)  # the first worker's breakpoint
+    assert s.state.selected_inferior == "i2" and s.state.python.stop_pending
+    await ctl._stage(s, s.state.generation)
+    assert s.state.python.stop is not None and not s.state.python.stop_pending and s.reads == [mailbox[200]]
+    # the second worker starts meanwhile: it has had one stop fewer
+    for line in ('=thread-group-added,id="i3"', '=thread-group-started,id="i3",pid="300"',
+                 '=thread-created,id="5",group-id="i3"', '*running,thread-id="5"'):
+        s.take(line, hooks)
+
+    # an evaluation there: the program runs for it, is interrupted (a stop of the request's own), runs again
+    ctl._transient += 1
+    s.take('*running,thread-id="all"', hooks)
+    s.take('*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",'
+           'frame={addr="0x00007ffff7d32fcb",func="futex_wait",args=[]},thread-id="3",stopped-threads="all"', hooks)
+    request_stop = s.state.generation
+    await ctl._stage(s, request_stop)  # (not the agent's: nothing to read)
+    ctl._transient -= 1
+    s.take('*running,thread-id="all"', hooks)
+
+    # the other worker's breakpoint, with the generation the request's stop had in the first worker
+    trap("5", 300)
+    assert s.state.selected_inferior == "i3" and s.state.generation == request_stop
+    await ctl._stage(s, s.state.generation)
+    assert not s.state.python.stop_pending and s.state.python.stop is not None, s.state.python
+    assert s.reads == [mailbox[200], mailbox[300]]

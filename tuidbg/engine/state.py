@@ -132,6 +132,7 @@ class DebuggerState:
     activity: str = ""  # what gdb is busy with ("reading symbols of …")
     gdb_exit: str | None = None
     stopped_inferior: str = "i1"  # the process the last *stopped record was about
+    stops: int = 0  # every *stopped record, of any process (a generation is its process's own)
     exited_last: str | None = None  # the process of the last =thread-group-exited
 
     @property
@@ -366,7 +367,7 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
             if exiting and not p.get("thread-id") and state.exited_last and state.find(state.exited_last):
                 iid = state.exited_last  # (gdb names no process in an exit's *stopped)
                 inf = state.find(iid) or inf
-            state = replace(state, stopped_inferior=iid)
+            state = replace(state, stopped_inferior=iid, stops=state.stops + 1)
             if exiting or p.get("stopped-threads") == "all":
                 state = _others_stopped(state, iid)
             gen = inf.generation + 1

@@ -16,7 +16,7 @@ from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState
-from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait
+from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait_stop
 from tuidbg.engine.pyagent.console import ConsoleCommands
 from tuidbg.engine.pyagent.inject import Injection
 from tuidbg.engine.pyagent.link import AgentLink
@@ -69,7 +69,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._request_lock: asyncio.Lock | None = None  # made in the running loop (Python 3.9)
         self._pending_table: asyncio.Future | None = None  # a breakpoint table sent at a native stop
         self._transient = 0
-        self._transient_gens: set[int] = set()
+        self._transient_gens: set[tuple[str, int]] = set()
         self._requests: dict[int, asyncio.Future] = {}
         self._req_ids = iter(range(1, 1 << 62))
         self._tokens = iter(range(1, 1 << 62))
@@ -269,15 +269,15 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         s.set_state(st.with_python(transient=True))  # the short run and stop are not the user's
         try:
             await s.cmd("-gdb-set scheduler-locking on")
-            gen = s.state.generation
+            stops = s.state.stops
             await s.cmd(f"-exec-continue --thread {ctl}")
             try:
                 await asyncio.wait_for(asyncio.shield(fut), TABLE_TIMEOUT)
             except asyncio.TimeoutError:
                 log.info("the agent's thread did not apply the breakpoints alone; they apply as the program runs")
-            if s.state.generation == gen:
+            if s.state.stops == stops:
                 await s.interrupt()
-                await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING, 10)
+                await _wait_stop(s, stops, 10)
         finally:
             await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             self._transient_native -= 1

@@ -4,16 +4,17 @@ and the small helpers every part uses (see ``tuidbg.engine.pyagent``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from dataclasses import replace
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Iterator, Mapping, Sequence
 
 from tuidbg.engine.errors import EngineError, Timeout
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AGENT_DIR, AgentInfo, AgentStop, PyBreakpoint
-from tuidbg.engine.state import DebuggerState
+from tuidbg.engine.state import DebuggerState, ProcessState
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -89,7 +90,7 @@ class AgentBase(Extension):
     _transient_native: int  # > 0 while a step is armed from a native stop
     _request_lock: asyncio.Lock | None  # made in the running loop (Python 3.9)
     _transient: int
-    _transient_gens: set[int]
+    _transient_gens: set[tuple[str, int]]  # (inferior, generation) of the stops of a request
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
@@ -155,6 +156,23 @@ class AgentBase(Extension):
         inf = st.find(iid)
         return self._links.get(inf.pid) if inf is not None and inf.pid else None
 
+    @contextlib.asynccontextmanager
+    async def _only_this_process(self) -> AsyncIterator[None]:
+        """In the block gdb resumes the threads of its current process only (``schedule-multiple off``),
+        where the session has several: another process's agent would stop on the way, and that stop be
+        taken for what the block waits for (an inferior call's end, a request's answer), or another's exit
+        come in the middle. gdb keeps the others' stops that are due until they run again."""
+        s = self._session()
+        if len(s.state.inferiors) < 2:
+            yield
+            return
+        old = str((await s.cmd("-gdb-show schedule-multiple", check=False)).get("value") or "on")
+        await s.cmd("-gdb-set schedule-multiple off", check=False)
+        try:
+            yield
+        finally:
+            await s.cmd(f"-gdb-set schedule-multiple {old}", check=False)
+
     def _notify(self, text: str) -> None:
         self._notes.emit(text)
 
@@ -169,6 +187,11 @@ def _reply(replies: Sequence[Mapping[str, Any]] | None, op: str) -> Mapping[str,
         if r.get("op") == op:
             return r
     return {}
+
+
+async def _wait_stop(session, stops: int, timeout: float) -> None:
+    """Until a stop after the ``stops``-th (``state.stops``): of any process, since gdb stops every one."""
+    await _wait(lambda: session.state.stops > stops and session.state.process is not ProcessState.RUNNING, timeout)
 
 
 async def _wait(pred: Callable[[], bool], timeout: float) -> None:

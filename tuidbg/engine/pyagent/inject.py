@@ -44,8 +44,7 @@ class Injection(AgentBase):
             pass
         # Only the process being loaded runs during its inferior calls: another one's agent, already
         # loaded, would stop in it (and gdb abandon the call), or a child's exit come in the middle.
-        await s.cmd("-gdb-set schedule-multiple off", check=False)
-        try:
+        async with self._only_this_process():
             for iid, pid in procs:
                 link = self._attach_link(pid)
                 try:
@@ -53,8 +52,6 @@ class Injection(AgentBase):
                 except (MIError, EngineError, Timeout) as exc:
                     link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
                     failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
-        finally:
-            await s.cmd("-gdb-set schedule-multiple on", check=False)
         await s.show_again(first)  # (each 'inferior N' moved gdb's selection: the first process is shown again)
         self._publish()
         for text in failures:

@@ -16,7 +16,7 @@ from tuidbg.engine.errors import EngineError, Timeout
 from tuidbg.engine.python.model import AgentStop
 from tuidbg.engine.python.view import stop_generation
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, REQUEST_TIMEOUT, _reply, _wait
+from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, REQUEST_TIMEOUT, _reply, _wait_stop
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -109,41 +109,7 @@ class AgentRequests(AgentBase):
         try:
             s.set_state(before.with_python(transient=True))
             await self._answer(stop, ops + [{"op": "reply"}])
-            old = await self._scheduler_locking()
-            gen = s.state.generation
-            await s.cmd("-gdb-set scheduler-locking on")
-            try:
-                try:
-                    await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
-                    try:
-                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                    FIRST_TRY)
-                    except Timeout:
-                        # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
-                        # (CPython hands it over when another thread asked for it). Let every thread run until
-                        # the answer comes: other threads may run a little of their code meanwhile.
-                        log.info("the agent did not answer with only its thread running; resuming all threads")
-                        await s.interrupt()
-                        await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
-                        gen = s.state.generation
-                        await s.cmd("-exec-continue")
-                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                    timeout)
-                    while _another_exited(s.state):
-                        # (--children) another process ended meanwhile, and gdb reported that first: on with
-                        # the answer
-                        gen = s.state.generation
-                        await s.cmd(f"-thread-select {tid}", check=False)
-                        await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
-                        await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING,
-                                    timeout)
-                except Timeout:
-                    await s.interrupt()
-                    # a native stop now (the interrupt), shown as it is
-                    s.set_state(s.state.with_python(transient=False, stop=None))
-                    raise EngineError("the Python agent did not answer (the expression may be waiting for another thread)")
-            finally:
-                await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            await self._run_for_answer(tid, timeout)
             st = s.state
             if not self._is_stub_stop(st):
                 s.set_state(st.with_python(transient=False, stop=None))
@@ -164,6 +130,50 @@ class AgentRequests(AgentBase):
             if s.state.python.transient and self._transient == 0:
                 # a request that failed on the way (gdb's error, gdb gone): show what there is
                 s.set_state(s.state.with_python(transient=False))
+
+    async def _run_for_answer(self, tid: str | None, timeout: float) -> None:
+        """Let the agent's thread run until its answer's stop: that thread alone first, then, if it does not
+        answer, every thread of its process. The other processes stay stopped: another's agent would stop
+        on the way, and its stop be taken for the answer."""
+        s = self._session()
+        old = await self._scheduler_locking()
+        await s.cmd("-gdb-set scheduler-locking on")
+        try:
+            async with self._only_this_process():
+                if not await self._run_until_stop(tid, FIRST_TRY):
+                    # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
+                    # (CPython hands it over when another thread asked for it), or the expression waits for
+                    # another thread. Let the process's threads run until the answer comes: the others may
+                    # run a little of their code meanwhile.
+                    log.info("the agent did not answer with only its thread running; resuming its process")
+                    await s.interrupt()
+                    await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+                    if not await self._run_until_stop(tid, timeout):
+                        await s.interrupt()
+                        # a native stop now (the interrupt), shown as it is
+                        s.set_state(s.state.with_python(transient=False, stop=None))
+                        raise EngineError("the Python agent did not answer (the expression may be waiting for "
+                                          "another thread)")
+        finally:
+            await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+
+    async def _run_until_stop(self, tid: str | None, timeout: float) -> bool:
+        """Resume (``tid``'s process, as gdb's settings say) until a stop; False if none comes in time. Another
+        process's exit that gdb had to report first is not the stop: the program goes on."""
+        s = self._session()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            stops = s.state.stops
+            await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
+            try:
+                await _wait_stop(s, stops, max(0.0, deadline - loop.time()))
+            except Timeout:
+                return False
+            if not _another_exited(s.state):
+                return True
+            if tid:
+                await s.cmd(f"-thread-select {tid}", check=False)
 
     async def _reselect(self, before: DebuggerState) -> None:
         """gdb's own selection back where the user had it (the answer's stop selected frame 0 of the

@@ -14,7 +14,7 @@ from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.python.model import AgentStop, user_frames
 from tuidbg.engine.state import DebuggerState, ProcessState, mark_internal
-from tuidbg.engine.pyagent.base import AgentBase, REQUEST_TIMEOUT, _wait
+from tuidbg.engine.pyagent.base import AgentBase, REQUEST_TIMEOUT, _wait_stop
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -51,7 +51,7 @@ class StopHandling(AgentBase):
             return st.with_python(transient=True)
         if self._transient and self._last_stop is not None:
             # A stop of a request in progress (its answer, or the interrupt of its fallback).
-            self._transient_gens.add(st.generation)
+            self._transient_gens.add((st.selected_inferior, st.generation))
             return st.with_python(transient=True, stop=self._last_stop, stop_generation=self._last_stop_gen)
         if self._is_stub_stop(st):
             return st.with_python(stop_pending=True)
@@ -70,8 +70,10 @@ class StopHandling(AgentBase):
         st = session.state
         if st.generation != generation or not st.is_stopped:
             return
-        if generation in self._transient_gens and not self._transient:
-            self._transient_gens.discard(generation)
+        # (a generation is its process's: another process's stop may have the same number)
+        key = (st.selected_inferior, generation)
+        if key in self._transient_gens and not self._transient:
+            self._transient_gens.discard(key)
             return
         if not self._is_stub_stop(st):
             if self._step_token and self.info.connected:
@@ -80,8 +82,8 @@ class StopHandling(AgentBase):
                 self._step_token = 0
                 await self._write_ctl(0, 0)
             return
-        if self._transient or generation in self._transient_gens:
-            self._transient_gens.discard(generation)
+        if self._transient or key in self._transient_gens:
+            self._transient_gens.discard(key)
             return
         if self._native_tbreak is not None:
             # "step into native" set a temporary breakpoint the call never reached (an exception first).
@@ -261,7 +263,7 @@ class StopHandling(AgentBase):
         self._transient_native += 1
         try:
             if inner > 0:
-                gen = st.generation
+                stops = st.stops
                 # Where the eval loop resumes (without debug info gdb's *stopped of a finish may carry
                 # no reason: the address tells).
                 eval_frame = next((f for f in st.frames if f.level == inner), None) if st.frames_thread == tid else None
@@ -270,7 +272,7 @@ class StopHandling(AgentBase):
                     eval_frame = fetched[0] if fetched else None
                 back = eval_frame.addr if eval_frame is not None else None
                 await s.cmd(f"-exec-finish --thread {tid} --frame {inner - 1}")
-                await _wait(lambda: s.state.generation > gen and s.state.process is not ProcessState.RUNNING, 600)
+                await _wait_stop(s, stops, 600)
                 st = s.state
                 stop = st.stop
                 finished = stop is not None and (
@@ -291,21 +293,17 @@ class StopHandling(AgentBase):
             # meanwhile: no other thread's Python stop reaches gdb during the call.)
             await s.cmd("-gdb-set scheduler-locking off")
             await s.cmd("-gdb-set unwindonsignal on", check=False)
-            several = len(st.inferiors) > 1  # (the other processes stay stopped: their agents would stop the call)
-            if several:
-                await s.cmd("-gdb-set schedule-multiple off", check=False)
             try:
-                r = await s.cmd(
-                    f"-data-evaluate-expression --thread {tid} --frame 0 "
-                    + mi.quote(f"((int(*)(int,int,unsigned long))({self.info.arm_addr:#x}))"
-                               f"({P.ARM_MODES.index(mode)},{frame},{token})"),
-                    timeout=REQUEST_TIMEOUT,
-                )
+                async with self._only_this_process():
+                    r = await s.cmd(
+                        f"-data-evaluate-expression --thread {tid} --frame 0 "
+                        + mi.quote(f"((int(*)(int,int,unsigned long))({self.info.arm_addr:#x}))"
+                                   f"({P.ARM_MODES.index(mode)},{frame},{token})"),
+                        timeout=REQUEST_TIMEOUT,
+                    )
             finally:
                 await s.cmd("-gdb-set unwindonsignal off", check=False)
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
-                if several:
-                    await s.cmd("-gdb-set schedule-multiple on", check=False)
             armed = mi.to_int(r.get("value"))
             if armed == 2:
                 raise EngineError("another thread is stopping at a Python breakpoint: continue to see it, then step")
