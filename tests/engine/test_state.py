@@ -146,6 +146,33 @@ def test_records_go_to_the_process_they_name_and_a_stop_selects_its_process():
     assert st2.inferior.refreshed and not st2.inferiors[0].refreshed
 
 
+def test_a_refresh_of_one_process_never_lands_on_another():
+    """Two processes run together and gdb stops both (all-stop): the refresh of one's stop, stamped with its
+    generation, is dropped when the user has meanwhile selected the other (whose generation once had the
+    same number: they were counted per process)."""
+    st = run(
+        DebuggerState(),
+        '=thread-group-started,id="i1",pid="100"',
+        '=thread-created,id="1",group-id="i1"',
+        '=thread-group-added,id="i2"',
+        '=thread-group-started,id="i2",pid="200"',
+        '=thread-created,id="2",group-id="i2"',
+        '*running,thread-id="1"',
+        '*running,thread-id="2"',
+        '*stopped,reason="breakpoint-hit",bkptno="1",thread-id="2",stopped-threads="all",frame={level="0",func="f"}',
+    )
+    i1, i2 = st.inferiors
+    assert i1.process is i2.process is ProcessState.STOPPED and i1.generation != i2.generation
+    assert st.selected_inferior == "i2" and st.last_generation == max(i1.generation, i2.generation)
+    other = dataclasses.replace(st, selected_inferior="i1")  # the user selects the other process
+    assert apply_refresh(other, i2.generation, locals_=(), locals_key=("2", 0), done=True) is other
+    # each stop takes a number no stop of any process had
+    st = run(st, '*running,thread-id="all"',
+             '*stopped,reason="breakpoint-hit",bkptno="1",thread-id="1",stopped-threads="all",frame={level="0",func="g"}')
+    assert st.selected_inferior == "i1" and st.generation == st.last_generation
+    assert len({inf.generation for inf in st.inferiors} | {i1.generation, i2.generation}) == 4
+
+
 def test_a_stop_clears_the_views_of_the_previous_stop_but_keeps_the_agent():
     from tuidbg.engine.python.model import AgentInfo, PyStack
 

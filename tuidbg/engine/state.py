@@ -15,9 +15,11 @@ on unseen). gdb runs in all-stop mode: a stop of one
 process stops every other (``stopped-threads="all"``); those are STOPPED with no stop
 of their own (``stop`` None) and a new generation, so that selecting one refreshes it.
 
-Each ``*stopped`` bumps its process's ``generation``. The session's refresh after
-a stop (threads, frames, locals) is stamped with the generation it started
-under, and ``apply_refresh`` drops it if another stop came in between.
+Each ``*stopped`` gives its process a new ``generation``: the session's next
+(``last_generation``), so that one number names one stop of one process. The
+session's refresh after a stop (threads, frames, locals) is stamped with the
+generation it started under, and ``apply_refresh`` drops it if another stop came
+in between, or if it was another process's.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ class Inferior:
     """One process under the debugger (gdb's inferior ``id``), and its current stop."""
 
     id: str = "i1"
-    generation: int = 0  # bumped by each stop of this process
+    generation: int = 0  # this process's last stop's (new at each: the session's next, see last_generation)
     process: ProcessState = ProcessState.NOT_STARTED
     pid: int | None = None
     stop: StopInfo | None = None
@@ -132,7 +134,7 @@ class DebuggerState:
     activity: str = ""  # what gdb is busy with ("reading symbols of …")
     gdb_exit: str | None = None
     stopped_inferior: str = "i1"  # the process the last *stopped record was about
-    stops: int = 0  # every *stopped record, of any process (a generation is its process's own)
+    last_generation: int = 0  # the newest generation given to any process (each stop takes the next)
     exited_last: str | None = None  # the process of the last =thread-group-exited
 
     @property
@@ -331,15 +333,17 @@ def _others_stopped(state: DebuggerState, iid: str) -> DebuggerState:
     """All-stop: the processes that were running besides ``iid`` are stopped too, with no stop of their
     own and a new generation (their refresh comes when one is selected)."""
     infs = []
+    last = state.last_generation
     for inf in state.inferiors:
         if inf.id != iid and inf.process is ProcessState.RUNNING:
+            last += 1
             inf = replace(
-                inf, generation=inf.generation + 1, process=ProcessState.STOPPED, stop=None,
+                inf, generation=last, process=ProcessState.STOPPED, stop=None,
                 threads=_set_thread_states(inf.threads, "all", "stopped"), frames=(), locals=(), locals_key=None,
                 more_frames=False, refreshed=False, python=PythonView(agent=inf.python.agent), cuda=CudaView(),
             )
         infs.append(inf)
-    return replace(state, inferiors=tuple(infs))
+    return replace(state, inferiors=tuple(infs), last_generation=last)
 
 
 def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
@@ -367,10 +371,11 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
             if exiting and not p.get("thread-id") and state.exited_last and state.find(state.exited_last):
                 iid = state.exited_last  # (gdb names no process in an exit's *stopped)
                 inf = state.find(iid) or inf
-            state = replace(state, stopped_inferior=iid, stops=state.stops + 1)
+            state = replace(state, stopped_inferior=iid)
             if exiting or p.get("stopped-threads") == "all":
                 state = _others_stopped(state, iid)
-            gen = inf.generation + 1
+            gen = state.last_generation + 1
+            state = replace(state, last_generation=gen)
             if exiting:
                 code = 0 if info.reason == "exited-normally" else info.exit_code
                 others = [x.id for x in state.live_inferiors() if x.id != iid]

@@ -69,7 +69,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._request_lock: asyncio.Lock | None = None  # made in the running loop (Python 3.9)
         self._pending_table: asyncio.Future | None = None  # a breakpoint table sent at a native stop
         self._transient = 0
-        self._transient_gens: set[tuple[str, int]] = set()
+        self._transient_gens: set[int] = set()
         self._requests: dict[int, asyncio.Future] = {}
         self._req_ids = iter(range(1, 1 << 62))
         self._tokens = iter(range(1, 1 << 62))
@@ -269,15 +269,15 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         s.set_state(st.with_python(transient=True))  # the short run and stop are not the user's
         try:
             await s.cmd("-gdb-set scheduler-locking on")
-            stops = s.state.stops
+            last = s.state.last_generation
             await s.cmd(f"-exec-continue --thread {ctl}")
             try:
                 await asyncio.wait_for(asyncio.shield(fut), TABLE_TIMEOUT)
             except asyncio.TimeoutError:
                 log.info("the agent's thread did not apply the breakpoints alone; they apply as the program runs")
-            if s.state.stops == stops:
+            if s.state.last_generation == last:
                 await s.interrupt()
-                await _wait_stop(s, stops, 10)
+                await _wait_stop(s, last, 10)
         finally:
             await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
             self._transient_native -= 1

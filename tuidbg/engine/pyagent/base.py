@@ -90,7 +90,7 @@ class AgentBase(Extension):
     _transient_native: int  # > 0 while a step is armed from a native stop
     _request_lock: asyncio.Lock | None  # made in the running loop (Python 3.9)
     _transient: int
-    _transient_gens: set[tuple[str, int]]  # (inferior, generation) of the stops of a request
+    _transient_gens: set[int]  # the generations of a request's own stops
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
@@ -189,9 +189,11 @@ def _reply(replies: Sequence[Mapping[str, Any]] | None, op: str) -> Mapping[str,
     return {}
 
 
-async def _wait_stop(session, stops: int, timeout: float) -> None:
-    """Until a stop after the ``stops``-th (``state.stops``): of any process, since gdb stops every one."""
-    await _wait(lambda: session.state.stops > stops and session.state.process is not ProcessState.RUNNING, timeout)
+async def _wait_stop(session, generation: int, timeout: float) -> None:
+    """Until a stop newer than ``generation`` (``state.last_generation`` before the program was resumed):
+    of any process, since gdb stops every one."""
+    await _wait(lambda: session.state.last_generation > generation
+                and session.state.process is not ProcessState.RUNNING, timeout)
 
 
 async def _wait(pred: Callable[[], bool], timeout: float) -> None:

@@ -119,9 +119,12 @@ class AgentRequests(AgentBase):
             new_stop = replace(stop, seq=int(data.get("seq", stop.seq)))
             self._last_stop = new_stop
             cur = s.state
-            # The program is where it was: the view of the stop before the request (frames, selection,
-            # Python stacks) under the new stop's generation; that stop's refresh brings the same again.
-            view = before.evolve(generation=cur.generation, stop=cur.stop, process=cur.process)
+            # The program is where it was: the view of the stop before the request (its process's frames,
+            # selection, Python stacks) under the new stop's generation; that stop's refresh brings the same
+            # again. The rest is as it is now (the count of generations; another process's exit meanwhile).
+            mine = replace(before.inferior, generation=cur.generation, stop=cur.stop, process=cur.process)
+            view = replace(cur, selected_inferior=mine.id,
+                           inferiors=tuple(mine if inf.id == mine.id else inf for inf in cur.inferiors))
             s.set_state(view.with_python(stop=new_stop, transient=False, stop_generation=self._last_stop_gen))
             await self._reselect(before)
             return replies
@@ -164,10 +167,10 @@ class AgentRequests(AgentBase):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            stops = s.state.stops
+            last = s.state.last_generation
             await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
             try:
-                await _wait_stop(s, stops, max(0.0, deadline - loop.time()))
+                await _wait_stop(s, last, max(0.0, deadline - loop.time()))
             except Timeout:
                 return False
             if not _another_exited(s.state):

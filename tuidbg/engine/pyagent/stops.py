@@ -51,7 +51,7 @@ class StopHandling(AgentBase):
             return st.with_python(transient=True)
         if self._transient and self._last_stop is not None:
             # A stop of a request in progress (its answer, or the interrupt of its fallback).
-            self._transient_gens.add((st.selected_inferior, st.generation))
+            self._transient_gens.add(st.generation)
             return st.with_python(transient=True, stop=self._last_stop, stop_generation=self._last_stop_gen)
         if self._is_stub_stop(st):
             return st.with_python(stop_pending=True)
@@ -70,10 +70,8 @@ class StopHandling(AgentBase):
         st = session.state
         if st.generation != generation or not st.is_stopped:
             return
-        # (a generation is its process's: another process's stop may have the same number)
-        key = (st.selected_inferior, generation)
-        if key in self._transient_gens and not self._transient:
-            self._transient_gens.discard(key)
+        if generation in self._transient_gens and not self._transient:
+            self._transient_gens.discard(generation)
             return
         if not self._is_stub_stop(st):
             if self._step_token and self.info.connected:
@@ -82,8 +80,8 @@ class StopHandling(AgentBase):
                 self._step_token = 0
                 await self._write_ctl(0, 0)
             return
-        if self._transient or key in self._transient_gens:
-            self._transient_gens.discard(key)
+        if self._transient or generation in self._transient_gens:
+            self._transient_gens.discard(generation)
             return
         if self._native_tbreak is not None:
             # "step into native" set a temporary breakpoint the call never reached (an exception first).
@@ -263,7 +261,7 @@ class StopHandling(AgentBase):
         self._transient_native += 1
         try:
             if inner > 0:
-                stops = st.stops
+                last = st.last_generation
                 # Where the eval loop resumes (without debug info gdb's *stopped of a finish may carry
                 # no reason: the address tells).
                 eval_frame = next((f for f in st.frames if f.level == inner), None) if st.frames_thread == tid else None
@@ -272,7 +270,7 @@ class StopHandling(AgentBase):
                     eval_frame = fetched[0] if fetched else None
                 back = eval_frame.addr if eval_frame is not None else None
                 await s.cmd(f"-exec-finish --thread {tid} --frame {inner - 1}")
-                await _wait_stop(s, stops, 600)
+                await _wait_stop(s, last, 600)
                 st = s.state
                 stop = st.stop
                 finished = stop is not None and (
