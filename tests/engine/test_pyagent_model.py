@@ -111,10 +111,10 @@ class _Session:
 
 
 async def test_a_request_in_one_process_does_not_hide_the_next_stop_of_another():
-    """tuidbg run --children: an evaluation in one worker that needed every thread to run (its interrupt is
-    one of the request's own stops), then the other worker's Python breakpoint. Generations are per process,
-    and an all-stop gives each process a new one, so the second stop's may be the number of the first's; it
-    must still be read and shown (it was taken for the request's: the test waited for a stop forever)."""
+    """tuidbg run --children: an evaluation in one worker that needed its other threads to run (its interrupt
+    is one of the request's own stops), then the other worker's Python breakpoint. When generations were
+    counted per process, the second stop's could be the number of the first's, and it was taken for the
+    request's (never read: the test waited for a stop forever). No two stops share one now."""
     from tuidbg.engine.pyagent import PyAgent
     from tuidbg.engine.pyagent.base import ProcLink
     from tuidbg.engine.python.model import AgentInfo

@@ -137,7 +137,7 @@ def test_records_go_to_the_process_they_name_and_a_stop_selects_its_process():
     st = run(st, '*running,thread-id="2"',
              '*stopped,reason="breakpoint-hit",bkptno="1",thread-id="2",frame={level="0",func="child"}')
     assert st.selected_inferior == "i2" and st.pid == 200 and st.is_stopped and st.frames[0].func == "child"
-    assert st.generation == 1 and st.inferiors[0].generation == 0  # generations are per process
+    assert st.generation == 1 and st.inferiors[0].generation == 0  # (only the process that stopped takes one)
     assert st.inferiors[0].process is ProcessState.RUNNING  # the other process runs on
     st = run(st, '=library-loaded,id="/lib/x.so",target-name="/lib/x.so",host-name="/lib/x.so",symbols-loaded="0",thread-group="i1"')
     assert [lib.id for lib in st.inferiors[0].libraries] == ["/lib/x.so"] and st.libraries == ()

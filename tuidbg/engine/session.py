@@ -331,7 +331,10 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
     def _on_record(self, rec: mi.MIRecord, quiet: bool) -> None:
         if rec.kind == mi.RESULT:
             if rec.cls == "running" and self._state.process is not ProcessState.RUNNING:
-                self._on_async(mi.MIRecord(mi.EXEC, cls="running", payload={"thread-id": "all"}))
+                # (gdb's *running records follow; of several processes only the selected one surely runs:
+                # a request's answer, or scheduler-locking, leaves the others stopped)
+                tid = self._state.current_thread if len(self._state.inferiors) > 1 else None
+                self._on_async(mi.MIRecord(mi.EXEC, cls="running", payload={"thread-id": tid or "all"}))
             return
         if rec.kind in (mi.EXEC, mi.NOTIFY, mi.STATUS):
             self._on_async(rec)

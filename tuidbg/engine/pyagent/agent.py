@@ -80,6 +80,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._native_tbreak: str | None = None
         self._notes: Channel[str] = Channel("agent note", 1000)  # (kept for the screen: tuidbg run starts early)
         self._sched_lock: str | None = None
+        self._sched_multiple: str | None = None
         self._closing = False
         self._bg: set[asyncio.Task] = set()
         self._stub_check_pending = False

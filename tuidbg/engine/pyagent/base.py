@@ -96,6 +96,7 @@ class AgentBase(Extension):
     _tokens: Iterator[int]
     _notes: Channel[str]
     _sched_lock: str | None
+    _sched_multiple: str | None  # gdb's schedule-multiple as the session set it
     _closing: bool
     _bg: set[asyncio.Task]
     _stub_check_pending: bool
@@ -166,12 +167,15 @@ class AgentBase(Extension):
         if len(s.state.inferiors) < 2:
             yield
             return
-        old = str((await s.cmd("-gdb-show schedule-multiple", check=False)).get("value") or "on")
+        if self._sched_multiple is None:  # (the session's own setting, read once: a block cut short by a
+            # timeout must not leave 'off' for the next one to take as the setting)
+            res = await s.cmd("-gdb-show schedule-multiple", check=False)
+            self._sched_multiple = str(res.get("value") or "on")
         await s.cmd("-gdb-set schedule-multiple off", check=False)
         try:
             yield
         finally:
-            await s.cmd(f"-gdb-set schedule-multiple {old}", check=False)
+            await s.cmd(f"-gdb-set schedule-multiple {self._sched_multiple}", check=False)
 
     def _notify(self, text: str) -> None:
         self._notes.emit(text)

@@ -111,6 +111,9 @@ class AgentRequests(AgentBase):
             await self._answer(stop, ops + [{"op": "reply"}])
             await self._run_for_answer(tid, timeout)
             st = s.state
+            own = st.find(before.selected_inferior)
+            if own is None or own.process is not ProcessState.STOPPED:
+                raise EngineError("the process ended while evaluating")
             if not self._is_stub_stop(st):
                 s.set_state(st.with_python(transient=False, stop=None))
                 raise EngineError(f"the program stopped elsewhere while evaluating: {st.stop.describe() if st.stop else '?'}")
@@ -156,7 +159,7 @@ class AgentRequests(AgentBase):
                         # a native stop now (the interrupt), shown as it is
                         s.set_state(s.state.with_python(transient=False, stop=None))
                         raise EngineError("the Python agent did not answer (the expression may be waiting for "
-                                          "another thread)")
+                                          "another process, which stays stopped meanwhile, or a thread)")
         finally:
             await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
 
@@ -164,6 +167,7 @@ class AgentRequests(AgentBase):
         """Resume (``tid``'s process, as gdb's settings say) until a stop; False if none comes in time. Another
         process's exit that gdb had to report first is not the stop: the program goes on."""
         s = self._session()
+        mine = s.state.selected_inferior
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -173,7 +177,7 @@ class AgentRequests(AgentBase):
                 await _wait_stop(s, last, max(0.0, deadline - loop.time()))
             except Timeout:
                 return False
-            if not _another_exited(s.state):
+            if not _another_exited(s.state, mine):
                 return True
             if tid:
                 await s.cmd(f"-thread-select {tid}", check=False)
@@ -288,8 +292,9 @@ class AgentRequests(AgentBase):
             self._publish()
 
 
-def _another_exited(st: DebuggerState) -> bool:
-    """The last stop is another process's exit (the selected one is still stopped)."""
+def _another_exited(st: DebuggerState, mine: str) -> bool:
+    """The last stop is the exit of a process other than ``mine``, which is still stopped."""
     inf = st.find(st.stopped_inferior)
-    return (inf is not None and inf.id != st.selected_inferior and inf.process is ProcessState.EXITED
-            and st.is_stopped)
+    own = st.find(mine)
+    return (inf is not None and inf.id != mine and inf.process is ProcessState.EXITED
+            and own is not None and own.process is ProcessState.STOPPED)

@@ -70,9 +70,11 @@ class StopHandling(AgentBase):
         st = session.state
         if st.generation != generation or not st.is_stopped:
             return
-        if generation in self._transient_gens and not self._transient:
-            self._transient_gens.discard(generation)
-            return
+        if not self._transient:  # (the requests' stops before this one are over)
+            old = {g for g in self._transient_gens if g <= generation}
+            self._transient_gens -= old
+            if generation in old:
+                return
         if not self._is_stub_stop(st):
             if self._step_token and self.info.connected:
                 # A native stop interrupts the Python step: cancel it, unless step_out_to_python() revives it.
