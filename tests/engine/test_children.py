@@ -184,6 +184,35 @@ async def test_evaluations_in_one_child_while_the_other_is_due_to_stop(make_sess
     assert sum("did not answer with only its thread" in r.getMessage() for r in caplog.records) == 4  # (each needed it)
 
 
+async def test_an_expression_that_ends_its_own_process(make_session):
+    """os._exit() evaluated at a child's stop: the evaluation says the process ended, and the session goes
+    on with the other child, which stops at its own breakpoint; the run ends as the program says."""
+    from tuidbg.engine.errors import EngineError
+
+    s, ctl, out = await _session(make_session, DEBIAN_PY311, BUSY)
+    line = line_of(BUSY, "busy line")
+    await ctl.add_breakpoint(str(BUSY), line)
+    await s.launch()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.python.stop is not None and st.python.stop.line == line
+    first = st.pid
+    with pytest.raises(EngineError, match="ended while evaluating"):
+        await ctl.evaluate("__import__('os')._exit(5)")
+    seen = []
+    while True:
+        st = await ctl.wait_stop(TIMEOUT)
+        if st.process is ProcessState.EXITED:
+            break
+        assert st.process is ProcessState.STOPPED, st.process
+        if st.python.stop is not None:
+            assert st.pid != first and st.python.stop.line == line, (first, st.pid, st.python.stop)
+            seen.append(await ctl.evaluate("i"))
+        assert len(seen) <= 2, seen
+        await ctl.resume()
+    assert seen == ["0", "1"]
+    assert b"parent done [5, 0]" in out or b"parent done [0, 5]" in out, out[-300:]
+
+
 async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
     s, ctl, out = await _session(make_session, DEBIAN_PY311, CHILDREN, "fork", "1")
     await ctl.add_breakpoint(str(CHILDREN), line_of(CHILDREN, "child line"))

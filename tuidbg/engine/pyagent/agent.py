@@ -69,6 +69,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._request_lock: asyncio.Lock | None = None  # made in the running loop (Python 3.9)
         self._pending_table: asyncio.Future | None = None  # a breakpoint table sent at a native stop
         self._transient = 0
+        self._request_inferior: str | None = None
         self._transient_gens: set[int] = set()
         self._requests: dict[int, asyncio.Future] = {}
         self._req_ids = iter(range(1, 1 << 62))

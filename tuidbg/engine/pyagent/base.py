@@ -89,7 +89,8 @@ class AgentBase(Extension):
     _conn_task: asyncio.Task | None
     _transient_native: int  # > 0 while a step is armed from a native stop
     _request_lock: asyncio.Lock | None  # made in the running loop (Python 3.9)
-    _transient: int
+    _transient: int  # > 0 while a request made at a stop runs
+    _request_inferior: str | None  # the process it runs in
     _transient_gens: set[int]  # the generations of a request's own stops
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]

@@ -105,6 +105,7 @@ class AgentRequests(AgentBase):
         # What the user sees of this stop: it is still what they see once the answer is in. The short
         # run and stop in between are marked transient (the *running state inherits the mark).
         before = s.state
+        self._request_inferior = before.selected_inferior
         self._transient += 1
         try:
             s.set_state(before.with_python(transient=True))

@@ -49,10 +49,14 @@ class StopHandling(AgentBase):
         if self._transient_native:
             # gdb's finish back to the eval loop of a step armed from a native stop.
             return st.with_python(transient=True)
-        if self._transient and self._last_stop is not None:
-            # A stop of a request in progress (its answer, or the interrupt of its fallback).
+        if self._transient:
+            # A stop while a request is in progress is the request's (its answer, the interrupt of its
+            # fallback, or the end of its process: then another process is selected): the request decides
+            # what the user sees.
             self._transient_gens.add(st.generation)
-            return st.with_python(transient=True, stop=self._last_stop, stop_generation=self._last_stop_gen)
+            if st.selected_inferior == self._request_inferior and self._last_stop is not None:
+                return st.with_python(transient=True, stop=self._last_stop, stop_generation=self._last_stop_gen)
+            return st.with_python(transient=True)
         if self._is_stub_stop(st):
             return st.with_python(stop_pending=True)
         stop = st.stop
