@@ -122,16 +122,17 @@ def test_records_of_other_kinds_change_nothing():
         assert reduce(st, parse_line(line)) is st
 
 
+TWO_PROCESSES = (  # gdb's records as a second process starts (thread 1 in i1, pid 100; thread 2 in i2, pid 200)
+    '=thread-group-started,id="i1",pid="100"',
+    '=thread-created,id="1",group-id="i1"',
+    '=thread-group-added,id="i2"',
+    '=thread-group-started,id="i2",pid="200"',
+    '=thread-created,id="2",group-id="i2"',
+)
+
+
 def test_records_go_to_the_process_they_name_and_a_stop_selects_its_process():
-    st = run(
-        DebuggerState(),
-        '=thread-group-started,id="i1",pid="100"',
-        '=thread-created,id="1",group-id="i1"',
-        '=thread-group-added,id="i2"',
-        '=thread-group-started,id="i2",pid="200"',
-        '=thread-created,id="2",group-id="i2"',
-        '*running,thread-id="all"',
-    )
+    st = run(DebuggerState(), *TWO_PROCESSES, '*running,thread-id="all"')
     assert [(i.id, i.pid, i.process) for i in st.inferiors] == [
         ("i1", 100, ProcessState.RUNNING), ("i2", 200, ProcessState.NOT_STARTED)]
     st = run(st, '*running,thread-id="2"',
@@ -151,12 +152,7 @@ def test_a_refresh_of_one_process_never_lands_on_another():
     generation, is dropped when the user has meanwhile selected the other (whose generation once had the
     same number: they were counted per process)."""
     st = run(
-        DebuggerState(),
-        '=thread-group-started,id="i1",pid="100"',
-        '=thread-created,id="1",group-id="i1"',
-        '=thread-group-added,id="i2"',
-        '=thread-group-started,id="i2",pid="200"',
-        '=thread-created,id="2",group-id="i2"',
+        DebuggerState(), *TWO_PROCESSES,
         '*running,thread-id="1"',
         '*running,thread-id="2"',
         '*stopped,reason="breakpoint-hit",bkptno="1",thread-id="2",stopped-threads="all",frame={level="0",func="f"}',
