@@ -28,7 +28,7 @@ DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
 _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile", "--children"}
-_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
+_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--gdb-demangles", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
 
 
 class UIOptions:
@@ -60,6 +60,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--nx", action="store_true", help="do not read any gdbinit file")
     g.add_argument("--debuginfod", action="store_true",
                    help="let gdb download debug info from debuginfod servers (off by default: no network)")
+    g.add_argument("--gdb-demangles", action="store_true",
+                   help="let gdb demangle C++ names as it reads symbols (slower start with large C++ libraries"
+                        " such as libtorch; by default tuidbg demangles the names it shows)")
     u = p.add_argument_group("interface")
     u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
     u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
@@ -314,6 +317,7 @@ def _session_config(args, mode: str):
         x_files=[os.path.abspath(p) for p in args.x_files],
         nx=bool(args.nx),
         debuginfod=bool(args.debuginfod),
+        gdb_demangles=bool(args.gdb_demangles),
     )
 
 
@@ -337,7 +341,7 @@ def cmd_run(args) -> int:
 def _profile_config(name: str, current):
     """The configuration of ``tuidbg run --profile NAME``, keeping this session's --nx and --debuginfod."""
     cfg = run_config(run_args(["--profile", name]))
-    cfg.nx, cfg.debuginfod = current.nx, current.debuginfod
+    cfg.nx, cfg.debuginfod, cfg.gdb_demangles = current.nx, current.debuginfod, current.gdb_demangles
     return cfg
 
 

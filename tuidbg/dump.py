@@ -387,6 +387,7 @@ def _native_report(pid: int, snap, note: str | None = None) -> dict:
     from tuidbg.engine.python.model import stack_from_dict
     from tuidbg.engine.records import Frame
     from tuidbg.gdbext.cpython_walk import result_dict
+    from tuidbg.gdbext.cxxnames import demangle
 
     report = _direct_report(pid, snap, note=note)
     ps = None
@@ -396,7 +397,7 @@ def _native_report(pid: int, snap, note: str | None = None) -> dict:
         ps = stack_from_dict(res, "memory")
     for entry in report["threads"]:
         stack = snap.stacks.get(entry["tid"])
-        frames = [Frame(level=f.level, addr="0x%016x" % f.pc, func=f.name or "??", library=f.library)
+        frames = [Frame(level=f.level, addr="0x%016x" % f.pc, func=demangle(f.name or "??"), library=f.library)
                   for f in (stack.frames if stack is not None else ())]
         F.merge_into(entry, frames, ps.thread(entry["id"]) if ps is not None and ps.ok else None, ps)
     return report

@@ -55,6 +55,7 @@ class CxxThrows(Extension):
         self.wanted = bool(getattr(config, "break_on_exception", False))
         self.number: str | None = None  # gdb's catchpoint
         self.skipped: list[str] = []  # throwing functions skipped for the rest of the session
+        self._gdb_names: dict[str, str] = {}  # a site's name -> gdb's (mangled, where tuidbg demangled it)
         self._session: DebugSession | None = None
 
     async def on_configure(self, session: "DebugSession") -> None:
@@ -98,7 +99,8 @@ class CxxThrows(Extension):
         s = self._session
         if s is None or self.number is None:
             return
-        cond = _COND + "".join(f" && !$_caller_is({_c_string(site)}, 1)" for site in self.skipped)
+        names = (self._gdb_names.get(site, site) for site in self.skipped)
+        cond = _COND + "".join(f" && !$_caller_is({_c_string(name)}, 1)" for name in names)
         await s.console(f"condition {self.number} {cond}")  # (MI's -break-condition splits it at its quotes)
 
     def at_throw(self, state: DebuggerState) -> bool:
@@ -123,7 +125,10 @@ class CxxThrows(Extension):
         message = _message(str(what.get("value") or "")) if what.cls == "done" else ""
         site = ""
         if st.frames_thread == tid or not tid:
-            site = next((f.func for f in st.frames if f.level == 1 and f.func), "")
+            caller = next((f for f in st.frames if f.level == 1 and f.func), None)
+            if caller is not None:
+                site = caller.func
+                self._gdb_names[site] = caller.mangled or site
         cur = session.state
         if cur.generation != generation:
             return

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Union
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError
 from tuidbg.engine.machine import require_stopped
+from tuidbg.gdbext.cxxnames import demangle, demangle_text
 
 if TYPE_CHECKING:
     from tuidbg.engine.session import DebugSession
@@ -122,9 +123,9 @@ def _instruction(d: dict) -> Instruction | None:
     return Instruction(
         address=addr,
         size=_size(opcodes),
-        text=str(d.get("inst", "") or ""),
+        text=demangle_text(str(d.get("inst", "") or "")),
         opcodes=opcodes,
-        func=d.get("func-name") or None,
+        func=demangle(d.get("func-name") or "") or None,
         offset=mi.to_int(d.get("offset")),
     )
 
@@ -212,6 +213,7 @@ async def disassemble(session: "DebugSession", start: int, end: int, source: boo
     mode = 5 if source else 2
     if session not in _DEMANGLING:
         # symbols in disassembly (func-name, call targets) demangled, as gdb's frames already are
+        # (where gdb runs with demangle-style none, tuidbg demangles them: _instruction)
         await session.cmd("-gdb-set print asm-demangle on", check=False)
         _DEMANGLING[session] = True
     try:

@@ -25,6 +25,7 @@ from typing import Any
 from tuidbg.engine import mi
 from tuidbg.engine.errors import MIError
 from tuidbg.gdbext import cpython_walk as W
+from tuidbg.gdbext.cxxnames import demangle
 
 _INFO_FILES_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+) - (0x[0-9a-fA-F]+) is (\S+)(?: in (.+?))?\s*$")
 _SYMBOLS_FROM = re.compile(r'Symbols from "(.+)"\.')
@@ -161,7 +162,7 @@ class MITarget(W.Target):
                 return
             for i, f in enumerate(frames):
                 level = mi.to_int(f.get("level"), low + i)
-                name = str(f.get("func") or "")
+                name = demangle(str(f.get("func") or ""))
                 yield W.NativeFrame(level, name=name, get_sp=_sp_getter(self, tid, level))
             if len(frames) < FRAME_CHUNK:
                 return

@@ -14,8 +14,23 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from tuidbg.engine.mi import as_list, to_int
+from tuidbg.gdbext.cxxnames import demangle
 
 CHILDREN_PAGE = 100  # var-object children fetched per request
+
+
+def _demangled(name: Any) -> Any:
+    """A C++ name as gdb shows it with its own demangling on (tuidbg runs gdb without it:
+    ``tuidbg.gdbext.cxxnames``)."""
+    return demangle(name) if isinstance(name, str) else name
+
+
+def _location(loc: Any) -> Any:
+    """A breakpoint's location as the user would have written it (``-function _ZN2ns5entryEi``, as
+    gdbext.cxxbreak makes them: ``ns::entry(int)``)."""
+    if isinstance(loc, str) and loc.startswith("-function _Z"):
+        return demangle(loc[len("-function "):])
+    return _demangled(loc)
 
 
 @dataclass(frozen=True)
@@ -28,6 +43,7 @@ class Frame:
     line: int | None = None
     library: str | None = None
     arch: str | None = None
+    mangled: str | None = None  # the name as gdb knows it, where tuidbg demangled ``func``
 
     @property
     def has_source(self) -> bool:
@@ -45,15 +61,18 @@ class Frame:
     def from_mi(cls, d: Mapping[str, Any] | None, default_level: int = 0) -> Frame | None:
         if not isinstance(d, Mapping):
             return None
+        raw = str(d.get("func", "") or "")
+        func = demangle(raw)
         return cls(
             level=to_int(d.get("level"), default_level) or 0,
             addr=str(d.get("addr", "")),
-            func=str(d.get("func", "") or ""),
+            func=func,
             file=d.get("file"),
             fullname=d.get("fullname"),
             line=to_int(d.get("line")),
             library=d.get("from"),
             arch=d.get("arch"),
+            mangled=raw if func != raw else None,
         )
 
 
@@ -101,7 +120,7 @@ class BreakpointLocation:
             number=str(d.get("number", "")),
             enabled=d.get("enabled", "y") == "y",
             addr=str(d.get("addr", "")),
-            func=d.get("func"),
+            func=_demangled(d.get("func")),
             file=d.get("file"),
             fullname=d.get("fullname"),
             line=to_int(d.get("line")),
@@ -129,6 +148,9 @@ class Breakpoint:
     locations: tuple[BreakpointLocation, ...] = ()
     # Breakpoints tuidbg sets for itself (the Python agent's stop function) are hidden.
     internal: bool = False
+    # Added by tuidbg (gdbext.cxxbreak) on one function a user's breakpoint on a C++ name means, in
+    # a library gdb read without demangling: shown, not remembered (the user's one is).
+    cxx_added: bool = False
 
     @property
     def is_pending(self) -> bool:
@@ -160,7 +182,7 @@ class Breakpoint:
     def from_mi(cls, d: Mapping[str, Any]) -> Breakpoint:
         locs = tuple(BreakpointLocation.from_mi(x) for x in as_list(d.get("locations")) if isinstance(x, Mapping))
         file, fullname, line = d.get("file"), d.get("fullname"), to_int(d.get("line"))
-        func = d.get("func")
+        func = _demangled(d.get("func"))
         if not fullname and locs:
             # Several locations: show the first enabled one that has a source line.
             for loc in locs:
@@ -184,11 +206,33 @@ class Breakpoint:
             condition=d.get("cond"),
             ignore=to_int(d.get("ignore"), 0) or 0,
             pending=d.get("pending"),
-            original_location=d.get("original-location"),
+            original_location=_location(d.get("original-location")),
+            cxx_added=str(d.get("original-location") or "").startswith("-function _Z"),
             what=d.get("what"),
             thread=thread,
             locations=locs,
         )
+
+
+def cxx_added_for(breakpoints: tuple[Breakpoint, ...] | list[Breakpoint]) -> dict[str, str]:
+    """{added breakpoint's number: the user's breakpoint's number} of the breakpoints gdbext.cxxbreak
+    added (``cxx_added``): each is for the user's breakpoint whose location names its function."""
+    from tuidbg.gdbext.cxxnames import NameSpec
+
+    added = [b for b in breakpoints if b.cxx_added]
+    out: dict[str, str] = {}
+    if not added:
+        return out
+    for parent in breakpoints:
+        if parent.cxx_added or parent.type != "breakpoint":
+            continue
+        spec = NameSpec.parse(parent.pending or parent.original_location or "")
+        if spec is None:
+            continue
+        for b in added:
+            if b.number not in out and spec.matches(b.original_location or ""):
+                out[b.number] = parent.number
+    return out
 
 
 @dataclass(frozen=True)

@@ -305,7 +305,7 @@ class RememberExtension(Extension):
     def snapshot(self, state) -> dict[str, Any]:
         bps: list[dict[str, Any]] = []
         for b in state.breakpoints:
-            if b.internal or b.disp != "keep" or "breakpoint" not in (b.type or ""):
+            if b.internal or b.cxx_added or b.disp != "keep" or "breakpoint" not in (b.type or ""):
                 continue
             common = {"kind": "native", "condition": b.condition, "ignore": b.ignore, "enabled": b.enabled}
             loc = (b.original_location or "").strip()

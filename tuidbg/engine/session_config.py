@@ -24,6 +24,9 @@ class SessionConfig:
     x_files: list[str] = field(default_factory=list)
     nx: bool = False
     debuginfod: bool = False
+    # gdb demangles C++ names as it reads symbols (slow on large C++ libraries); off: tuidbg does it
+    # for what it shows (tuidbg.gdbext.cxxnames)
+    gdb_demangles: bool = False
     cwd: str | None = None
     python_target: bool = False
     program_env: dict[str, str] = field(default_factory=dict)

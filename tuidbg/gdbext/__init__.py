@@ -10,15 +10,17 @@ MI-memory backend for a gdb without Python).
 Layers, each importing only the ones below it: ``elfsyms``, ``cpython_layouts``,
 ``cpython_mem``, ``cpython_lines`` < ``cpython_interp`` < ``cpython_native``,
 ``cpython_values`` < ``cpython_walk`` < ``gdb_target`` < ``pystack_cmds``,
-``commands``, ``torch_printers`` (the at::Tensor pretty-printer) < this package's
+``commands``, ``torch_printers`` (the at::Tensor pretty-printer), ``cxxbreak`` (C++
+breakpoints in libraries read without demangling; ``cxxnames`` below it) < this package's
 ``register``. Modules import their siblings by name
 (``from .cpython_mem import ...``), never the package itself.
 """
 
 
 def register():
-    from . import commands, pystack_cmds, torch_printers
+    from . import commands, cxxbreak, pystack_cmds, torch_printers
 
     commands.register()
+    cxxbreak.register()
     pystack_cmds.register()
     torch_printers.register()

@@ -10,6 +10,7 @@ import re
 import gdb
 
 from .cpython_mem import GdbThread, NativeFrame, ReadError, Target
+from .cxxnames import demangle
 
 _INFO_FILES_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+) - (0x[0-9a-fA-F]+) is (\S+)(?: in (.+?))?\s*$")
 _SHLIB_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+)\s+(0x[0-9a-fA-F]+)\s+(?:Yes|No)(?: \(\*\))?\s+(/.+?)\s*$")
@@ -270,7 +271,7 @@ def _field_offset(t, path):
 def _namer(frame):
     def get():
         try:
-            return _str(frame.name()) or ""
+            return demangle(_str(frame.name()) or "")
         except gdb.error:
             return ""
 

@@ -23,7 +23,7 @@ How these frames differ from gdb's, for the same stack (the addresses are the sa
   ``__clock_nanosleep`` where gdb says ``__GI___clock_nanosleep``), versioned names without
   their ``@VERSION``, GCC's clones by their symbols (``pymain_run_python.constprop.0`` where
   gdb may say ``pymain_run_python``), and does not demangle (C++ frames keep their ``_Z...``
-  names);
+  names: ``tuidbg dump`` demangles them, as gdb would);
 - no inline frames and no tail-call frames (gdb shows a function inlined into another, and one
   that a tail call left, as frames of their own when debug info says so: glibc's ``read`` is
   two frames at one address there, one here), no file and line (no DWARF line tables are read);

@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tuidbg.engine.records import cxx_added_for
 from tuidbg.engine.state import Breakpoint, DebuggerState
 from tuidbg.ui.panes.lists import ReportsUserMoves
 from tuidbg.ui.text import fold_templates, shorten_path, visible
@@ -117,9 +118,19 @@ class ThreadsPane(ChoosesRows, DataTable):
 
 
 
-def bp_where(b: Breakpoint) -> str:
+def bp_where(b: Breakpoint, added: dict[str, str] | None = None) -> str:
+    """The Where column. ``added``: {number: user's number} of the breakpoints tuidbg added on the
+    functions a user's breakpoint on a C++ name means (``cxx_added_for``)."""
+    added = added or {}
+    if b.number in added:
+        return f"{fold_templates(b.label)} (for {added[b.number]})"
+    mine = [n for n, parent in added.items() if parent == b.number]
+    loc = str(b.pending or b.original_location or "")
+    loc = loc[len("-function "):] if loc.startswith("-function ") else loc
+    if b.is_pending and mine:
+        return f"{loc} (at {', '.join(mine)})"
     if b.is_pending:
-        return f"{b.pending or b.original_location} (pending)"
+        return f"{loc} (pending)"
     base = b.label
     if b.func and b.file:
         base = f"{fold_templates(b.func)} at {b.label}"
@@ -175,12 +186,13 @@ class BreakpointsPane(DataTable):
         self._key = key
         current = self.cursor_row
         self.clear()
+        added = cxx_added_for(bps)
         for b in bps:
             kind = "" if b.type == "breakpoint" else f"[{b.type}] "
             self.add_row(
                 T(b.number),
                 T("●" if b.enabled else "○", "bold red" if b.enabled else "dim"),
-                T(kind + bp_where(b) + _note(notes, f"n:{b.number}")),
+                T(kind + bp_where(b, added) + _note(notes, f"n:{b.number}")),
                 T(b.condition or ""),
                 T(b.times),
                 key=f"n:{b.number}",
