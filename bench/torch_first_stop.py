@@ -8,6 +8,9 @@ Measured side by side, the tools taking turns in each round on the same program
 - ``tuidbg``: ``tuidbg run`` in a real terminal (tmux, 160x48), start to the screen showing the
   stop: the C++ frames pane lists ``at::native::randn(c10…`` and the status line says stopped.
 
+``--gdb-demangles`` adds "tuidbg --gdb-demangles": gdb demangling every C++ name as it reads a
+library's symbols, as gdb -batch does (tuidbg's default leaves that to tuidbg: ``tuidbg.gdbext.cxxnames``).
+
 ``--baseline DIR`` (repeatable) adds "tuidbg (DIR's name)": the same run with the tuidbg package of
 another tree (e.g. ``git archive HEAD~1 tuidbg keymaps themes | tar -x -C /tmp/before``), taking turns
 with the others; every tuidbg then runs as ``python -P -m tuidbg`` with PYTHONPATH set to its tree.
@@ -15,7 +18,7 @@ with the others; every tuidbg then runs as ``python -P -m tuidbg`` with PYTHONPA
 Every tool starts from a fresh process each round; the page cache is warm for all of them (the
 first, unmeasured round reads the libraries from disk). Goal: tuidbg ≤ 1.0x gdb -batch.
 
-Usage: python bench/torch_first_stop.py [--rounds N] [--baseline DIR]...
+Usage: python bench/torch_first_stop.py [--rounds N] [--gdb-demangles] [--baseline DIR]...
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def time_gdb_batch() -> float:
     return t
 
 
-def time_tuidbg(sock: str, tree: str | None = None) -> float:
+def time_tuidbg(sock: str, tree: str | None = None, extra: tuple[str, ...] = ()) -> float:
     def tmux(*args: str, check: bool = True) -> str:
         return subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", *args], capture_output=True, text=True,
                               check=check).stdout
@@ -63,7 +66,7 @@ def time_tuidbg(sock: str, tree: str | None = None) -> float:
     start = [str(TUIDBG)] if tree is None else [sys.executable, "-P", "-m", "tuidbg"]
     env = "" if tree is None else f"PYTHONPATH={shlex.quote(tree)} "
     cmd = env + " ".join(shlex.quote(a) for a in [
-        *start, "run", "--nx", "--fresh", "--python", str(TORCH_PY), "-ex", f"break {BREAK}", str(PROG)])
+        *start, "run", "--nx", "--fresh", *extra, "--python", str(TORCH_PY), "-ex", f"break {BREAK}", str(PROG)])
     t0 = time.perf_counter()
     tmux("new-session", "-d", "-s", "fs", "-x", "160", "-y", "48", f"TERM=xterm-256color {cmd}")
     deadline = t0 + 120
@@ -83,8 +86,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
                     help="another tree's tuidbg package, measured in the same rounds")
+    ap.add_argument("--gdb-demangles", action="store_true",
+                    help="also measure tuidbg --gdb-demangles (gdb demangling every name as it reads symbols)")
     args = ap.parse_args()
     trees = {"tuidbg": None if not args.baseline else str(REPO)}
+    if args.gdb_demangles:
+        trees["tuidbg --gdb-demangles"] = trees["tuidbg"]
     trees.update({f"tuidbg ({os.path.basename(os.path.abspath(d))})": os.path.abspath(d) for d in args.baseline})
     if not TORCH_PY.exists():
         raise SystemExit(f"no {TORCH_PY}: run scripts/setup.sh (it installs torch 2.13.0, CPU, there)")
@@ -95,7 +102,8 @@ def main() -> None:
         samples["python"].append(time_python())
         samples["gdb -batch"].append(time_gdb_batch())
         for i, (name, tree) in enumerate(trees.items()):  # (a tmux server of its own each)
-            samples[name].append(time_tuidbg(f"{sock}-{i}", tree))
+            extra = ("--gdb-demangles",) if name.endswith("--gdb-demangles") else ()
+            samples[name].append(time_tuidbg(f"{sock}-{i}", tree, extra))
         print(f"round {r + 1}: " + ", ".join(f"{k} {ms(v[-1])}" for k, v in samples.items()), file=sys.stderr)
     med = {k: summary(v)["median"] for k, v in samples.items()}
     for k, v in samples.items():
