@@ -9,6 +9,8 @@ console's ``bt`` too.
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from conftest import requires_gdb
 from helpers import PROGRAMS, compile_c, wait_for, wait_stopped
@@ -187,3 +189,24 @@ async def test_a_library_with_debug_info_is_read_with_gdbs_demangling(make_sessi
     assert res.get("value") == "5"
     res = await s.console("show demangle-style")
     assert '"auto"' in res.console_text()  # (between reads, gdb's own)
+
+
+async def test_attached_the_loaded_library_was_read_without_demangling_and_breaks_by_name(make_session, widget, cleanup):
+    host, lib = widget
+    proc = subprocess.Popen([str(host), str(lib), "loop"], stdout=subprocess.PIPE)
+    cleanup.append(proc)
+    assert proc.stdout.readline() == b"widget 1 done\n"  # (the library is loaded)
+    s = await make_session(mode="attach", pid=proc.pid)
+    await s.launch()
+    await wait_stopped(s)
+    parent = await s.break_insert(location="Widget::poke(double)")
+    await s.refresh_breakpoints()
+    added = cxx_added_for(s.state.breakpoints)
+    assert list(added.values()) == [parent.number]
+    await s.cont()
+    st = await wait_stopped(s)
+    assert st.frames[0].func == "ns::Widget::poke(double)" and st.frames[1].func == "ns::entry(int)"
+    await s.close()
+    # detached: it runs on, and its output goes on
+    assert proc.poll() is None
+    assert proc.stdout.readline().startswith((b"entry(", b"widget "))

@@ -376,7 +376,7 @@ def _symbols_named(mm, sym_off, n, candidates):
     (string-table offsets). A few: each found by its st_name's bytes, at C speed; many: the whole
     table read at once."""
     end = sym_off + n * 24
-    if len(candidates) <= 64:
+    if len(candidates) <= 24:
         for name_off in candidates:
             key = struct.pack("<I", name_off)
             pos = mm.find(key, sym_off, end)
@@ -389,14 +389,12 @@ def _symbols_named(mm, sym_off, n, candidates):
     view = memoryview(mm)[sym_off:end]
     try:
         names = view.cast("I")[0::6].tolist()
-        values = view.cast("Q")[1::3].tolist()
-        infos = view.cast("B")[4::24].tolist()
-        shndx = view.cast("H")[3::12].tolist()
     finally:
         view.release()
     for i, name_off in enumerate(names):
         if name_off in candidates:
-            yield name_off, values[i], infos[i], shndx[i]
+            info, _other, shndx, value = struct.unpack_from("<BBHQ", mm, sym_off + i * 24 + 4)
+            yield name_off, value, info, shndx
 
 
 def _scan(mm, table, specs, found):
