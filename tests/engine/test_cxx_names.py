@@ -110,6 +110,9 @@ async def test_the_added_breakpoints_follow_the_users_one(make_session, widget):
     await s.break_condition(parent.number, "1 == 0")
     await s.break_enable(parent.number, True)
     assert {b.condition for b in _user(s.state) if b.number in {c.number for c in children}} == {"1 == 0"}
+    # a condition that cannot be read at a function without debug info: the added ones are off
+    await s.break_condition(parent.number, "x == 3")
+    assert not any(b.enabled for b in _user(s.state) if b.number in {c.number for c in children})
     await s.break_delete(parent.number)
     assert [b.label for b in _user(s.state)] == ["ns::entry", "ns::entry(int)"]
     for b in _user(s.state):

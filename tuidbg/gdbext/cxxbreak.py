@@ -195,8 +195,13 @@ def _copy(parent, child):
             want = getattr(parent, attr)
             if getattr(child, attr) != want:
                 setattr(child, attr, want)
-        except (gdb.error, RuntimeError, AttributeError, TypeError):
-            pass  # (a condition that does not parse at this location: gdb said so)
+        except (gdb.error, RuntimeError, AttributeError, TypeError) as exc:
+            if attr == "condition":
+                # a condition that does not parse at this function (no debug info: no argument names)
+                # must not leave a breakpoint that stops every time: off, and said why
+                child.enabled = False
+                gdb.write("tuidbg: breakpoint %d (for %d) disabled: its condition %r: %s\n"
+                          % (child.number, parent.number, want, exc), gdb.STDERR)
 
 
 def _breakpoint(number):
