@@ -213,3 +213,31 @@ async def test_attached_the_loaded_library_was_read_without_demangling_and_break
     # detached: it runs on, and its output goes on
     assert proc.poll() is None
     assert proc.stdout.readline().startswith((b"entry(", b"widget "))
+
+
+async def test_delete_with_no_number_takes_them_all_and_gdb_lives_on(make_session, widget):
+    s = await _start(make_session, widget)
+    await s.break_insert(location="ns::entry")
+    await s.launch()
+    await wait_stopped(s)
+    await s.break_insert(location="ns::Widget::poke")
+    await s.refresh_breakpoints()
+    assert len(_user(s.state)) == 5  # entry and its added one, poke and its two
+    await s.console("delete")  # (each added one goes after the command, not inside gdb's own loop)
+    await s.refresh_breakpoints()
+    assert _user(s.state) == []
+    await s.cont()
+    st = await wait_stopped(s)
+    assert st.process == ProcessState.EXITED and st.exit_code == 0
+
+
+async def test_a_console_break_with_a_condition_gives_it_to_the_added_ones(make_session, widget):
+    s = await _start(make_session, widget)
+    await s.console("break ns::Widget::poke if $_streq(\"never\", \"ever\")")
+    await s.launch()
+    st = await wait_stopped(s)
+    # (gdb keeps a pending breakpoint's condition with its text: the added ones have it, and never stop)
+    assert st.process == ProcessState.EXITED and st.exit_code == 0, st.frames[:1]
+    await s.refresh_breakpoints()
+    added = [b for b in _user(s.state) if b.cxx_added]
+    assert len(added) == 2 and {b.condition for b in added} == {'$_streq("never", "ever")'}

@@ -92,7 +92,8 @@ def test_matching_is_gdbs_wild_matching():
 def test_functions_matching_in_a_real_library(widget):
     specs = {t: C.NameSpec.parse(t) for t in [
         "ns::Widget::poke", "Widget::poke(int) const", "hidden", "ns::twice", "ns::Widget::~Widget", "ns::entry",
-        "Widget", "no_such_function",
+        "Widget", "no_such_function", "ns::tagged", "tagged[abi:xy]", "ns::takes(const char*)", "gfunc",
+        "foo::foo", "ns::Widget::~Widget(void)",
     ]}
     found = C.functions_matching(str(widget), list(specs.values()))
     got = {t: [C.demangle(m) for m in found[s]] for t, s in specs.items()}
@@ -105,6 +106,12 @@ def test_functions_matching_in_a_real_library(widget):
         "ns::entry": ["ns::entry(int)"],
         "Widget": [],  # a class, not a function
         "no_such_function": [],
+        "ns::tagged": ["ns::tagged[abi:cxx11][abi:xy](int)"],  # ABI tags: as gdb, with or without them
+        "tagged[abi:xy]": ["ns::tagged[abi:cxx11][abi:xy](int)"],
+        "ns::takes(const char*)": ["ns::takes(char const*)"],  # the parameters as the demangler spells them
+        "gfunc": ["gfunc(G)"],  # outside any namespace, a class's name right after the function's
+        "foo::foo": ["foo::foo(int)"],  # a function named as its namespace, not a constructor
+        "ns::Widget::~Widget(void)": ["ns::Widget::~Widget()"],
     }
     # every name found is a defined function of the library, by nm
     nm = subprocess.run(["nm", "--defined-only", str(widget)], capture_output=True, text=True, check=True).stdout
@@ -120,3 +127,15 @@ def test_a_file_that_is_not_elf_matches_nothing(tmp_path):
     assert C.functions_matching(str(f), [spec]) == {spec: []}
     assert C.functions_matching(str(tmp_path / "missing.so"), [spec]) == {spec: []}
     assert C.has_debug_info(str(f)) is False
+    # not known to lack debug info either: gdb's own demangling for such a file
+    assert C.lacks_debug_info(str(f)) is False and C.lacks_debug_info(str(tmp_path / "missing.so")) is False
+
+
+def test_a_separate_debug_file_counts(widget, tmp_path):
+    lib = tmp_path / "libw.so"
+    lib.write_bytes(widget.read_bytes())
+    assert C.lacks_debug_info(str(lib))
+    dbg = tmp_path / "libw.debug"
+    dbg.write_bytes(b"")  # where gdb looks for the file .gnu_debuglink names: beside the library
+    subprocess.run(["objcopy", "--add-gnu-debuglink=libw.debug", "libw.so"], check=True, cwd=tmp_path)
+    assert C.has_debug_info(str(lib)) and not C.lacks_debug_info(str(lib))

@@ -205,7 +205,7 @@ class Breakpoint:
             times=to_int(d.get("times"), 0) or 0,
             condition=d.get("cond"),
             ignore=to_int(d.get("ignore"), 0) or 0,
-            pending=d.get("pending"),
+            pending=_location(d.get("pending")),
             original_location=_location(d.get("original-location")),
             cxx_added=str(d.get("original-location") or "").startswith("-function _Z"),
             what=d.get("what"),

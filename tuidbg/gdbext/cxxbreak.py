@@ -28,9 +28,9 @@ import re
 
 import gdb
 
-from .cxxnames import NameSpec, demangle, functions_matching, has_debug_info
+from .cxxnames import NameSpec, demangle, functions_matching, lacks_debug_info
 
-# user's breakpoint number -> [NameSpec, {mangled name: added gdb.Breakpoint}]
+# user's breakpoint number -> [NameSpec, {mangled name: added breakpoint's number}]
 _parents = {}
 _child_of = {}  # added breakpoint's number -> the user's breakpoint's number
 _plain = set()  # the object files gdb read without demangling
@@ -74,6 +74,10 @@ def register():
     ev.breakpoint_created.connect(_on_created)
     ev.breakpoint_modified.connect(_on_modified)
     ev.breakpoint_deleted.connect(_on_deleted)
+    # a stop the user sees, or the end of the program, between a dlopen's entry and gdb's read of
+    # what it loads (or a dlopen that loads nothing): gdb's own style again
+    ev.stop.connect(_own_style)
+    ev.exited.connect(_own_style)
     if hasattr(gdb, "frame_filters"):
         register_frame_filter()
     _state["connected"] = True
@@ -93,14 +97,14 @@ class _DlopenHook(gdb.Breakpoint):
 
     def stop(self):
         try:
-            reg = _ARG0.get(gdb.selected_frame().architecture().name())
-            if reg is not None and active():
-                ptr = gdb.parse_and_eval("(const char *)" + reg)
-                path = ptr.string() if int(ptr) else ""
-                if path and os.path.isabs(path) and not _loaded(path):
-                    _choose_style(path)
-        except (gdb.error, RuntimeError, ValueError, UnicodeError):
-            pass
+            if active():
+                reg = _ARG0.get(gdb.selected_frame().architecture().name())
+                ptr = gdb.parse_and_eval("(const char *)" + reg) if reg is not None else None
+                path = ptr.string() if ptr is not None and int(ptr) else ""
+                # None (gdb's own style) unless this is a file that is not loaded yet
+                _choose_style(path if path and os.path.isabs(path) and not _loaded(path) else None)
+        except Exception:  # (never stop the program here)
+            _own_style()
         return False
 
 
@@ -140,12 +144,20 @@ def _debug_dirs():
 
 def _choose_style(path):
     """Before gdb reads ``path`` (or, with None, whatever comes next): no demangling for a library
-    without debug info."""
+    known to have no debug info."""
     want = _state["own_style"]
-    if path is not None and os.path.isfile(path) and not has_debug_info(path, _debug_dirs()):
+    if path is not None and lacks_debug_info(path, _debug_dirs()):
         want = "none"
     if gdb.parameter("demangle-style") != want:
         gdb.execute("set demangle-style " + want)
+
+
+def _own_style(_event=None):
+    try:
+        if active() and gdb.parameter("demangle-style") != _state["own_style"]:
+            gdb.execute("set demangle-style " + _state["own_style"])
+    except Exception:
+        pass
 
 
 def _spec_of(bp):
@@ -172,7 +184,7 @@ def _add(numbers, paths):
                     continue  # (gdb adds this library's copy of it to the breakpoint itself)
                 child = _make(parent, mangled)
                 if child is not None:
-                    children[mangled] = child
+                    children[mangled] = child.number
                     _child_of[child.number] = number
 
 
@@ -190,18 +202,44 @@ def _make(parent, mangled):
 
 
 def _copy(parent, child):
+    extra = _cli_condition(parent)
     for attr in ("enabled", "silent", "thread", "ignore_count", "condition", "commands"):
+        want = None
         try:
             want = getattr(parent, attr)
+            if attr == "condition" and want is None:
+                want = extra
             if getattr(child, attr) != want:
                 setattr(child, attr, want)
-        except (gdb.error, RuntimeError, AttributeError, TypeError) as exc:
+        except Exception as exc:
             if attr == "condition":
                 # a condition that does not parse at this function (no debug info: no argument names)
                 # must not leave a breakpoint that stops every time: off, and said why
-                child.enabled = False
-                gdb.write("tuidbg: breakpoint %d (for %d) disabled: its condition %r: %s\n"
-                          % (child.number, parent.number, want, exc), gdb.STDERR)
+                try:
+                    child.enabled = False
+                    gdb.write("tuidbg: breakpoint %d (for %d) disabled: its condition %r: %s\n"
+                              % (child.number, parent.number, want, exc), gdb.STDERR)
+                except Exception:
+                    pass
+
+
+_PENDING_IF = re.compile(r"<PENDING>\s+.*?\sif\s+(.+)$")
+
+
+def _cli_condition(bp):
+    """The condition of a console ``break NAME if COND`` while it is pending: gdb keeps it with the
+    location's text until the location resolves (``bp.condition`` is None until then)."""
+    if not bp.pending or bp.condition is not None:
+        return None
+    try:
+        text = gdb.execute("info breakpoints %d" % bp.number, to_string=True)
+    except gdb.error:
+        return None
+    for line in text.splitlines():
+        if line.split(None, 1)[:1] == [str(bp.number)]:
+            m = _PENDING_IF.search(line)
+            return m.group(1).strip() if m else None
+    return None
 
 
 def _breakpoint(number):
@@ -219,14 +257,18 @@ def _on_new_objfile(event):
         return  # (a separate debug file, read with its library)
     path = obj.filename
     try:
-        if gdb.parameter("demangle-style") == "none":
+        plain = gdb.parameter("demangle-style") == "none"
+        _own_style()  # (the added breakpoints' lookups may read other files' debug info)
+        if plain:
             _plain.add(path)
             if _parents:
                 _add(list(_parents), [path])
+        else:
+            _plain.discard(path)
         _choose_style(_next_unread(path))
     except Exception as exc:  # (never let a library's load fail because of this)
         gdb.write("tuidbg: C++ names in %s: %s\n" % (path, exc), gdb.STDERR)
-        gdb.execute("set demangle-style " + _state["own_style"])
+        _own_style()
 
 
 def _on_created(bp):
@@ -253,31 +295,45 @@ def _on_modified(bp):
     entry = _parents.get(bp.number)
     if entry is None:
         return
-    for child in list(entry[1].values()):
-        if child.is_valid():
+    for number in list(entry[1].values()):
+        child = _breakpoint(number)
+        if child is not None:
             _copy(bp, child)
 
 
 def _on_deleted(bp):
+    # (deleting another breakpoint from here would pull it from under gdb's own loop over them:
+    # "delete" with no number crashes; so after the command, by number)
     number = bp.number
     entry = _parents.pop(number, None)
     if entry is not None:
-        for child in list(entry[1].values()):
-            _child_of.pop(child.number, None)
-            if child.is_valid():
-                child.delete()
+        numbers = list(entry[1].values())
+        for n in numbers:
+            _child_of.pop(n, None)
+        if numbers:
+            gdb.post_event(lambda: _delete(numbers))
         return
     parent_number = _child_of.pop(number, None)
     if parent_number is None:
         return
     entry = _parents.get(parent_number)
     if entry is not None:
-        for mangled, child in list(entry[1].items()):
-            if child is bp or child.number == number:
+        for mangled, n in list(entry[1].items()):
+            if n == number:
                 del entry[1][mangled]
         parent = _breakpoint(parent_number)
         if parent is not None and parent.temporary and bp.hit_count > 0:
-            parent.delete()  # a tbreak: the first hit ends it
+            gdb.post_event(lambda: _delete([parent_number]))  # a tbreak: the first hit ends it
+
+
+def _delete(numbers):
+    for n in numbers:
+        bp = _breakpoint(n)
+        if bp is not None:
+            try:
+                bp.delete()
+            except (gdb.error, RuntimeError):
+                pass
 
 
 # -- the console's backtraces -------------------------------------------------------------------

@@ -198,6 +198,25 @@ def _squash(text):
     return re.sub(r"\s+", "", text)
 
 
+_ABI_TAG = re.compile(r"\[abi:[^\]]*\]")
+
+
+def _params(text):
+    """A parameter list as the demangler spells it, without spaces: ``(void)`` is ``()``, and a
+    leading ``const`` goes after its type (``(const char*)`` is ``(char const*)``)."""
+    inner, _, quals = text.partition(")") if text.count(")") == 1 else (text, "", "")
+    if text.count(")") == 1 and inner.startswith("("):
+        parts = [p.strip() for p in inner[1:].split(",")] if "<" not in inner else [inner[1:]]
+        fixed = []
+        for p in parts:
+            m = re.match(r"^const\s+([\w:]+)(.*)$", p)
+            fixed.append(m.group(1) + " const" + m.group(2) if m else p)
+        if fixed == ["void"]:
+            fixed = []
+        text = "(" + ", ".join(fixed) + ")" + quals
+    return _squash(text)
+
+
 _NOT_A_NAME = re.compile(r"^(\*|-|\+|\d)|\.[A-Za-z]+:\d|:\d+$")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -241,7 +260,7 @@ class NameSpec(object):
         elif last.startswith("operator"):
             self.follows = lambda c: c.islower() or c == b"I"
         elif len(components) > 1 and last == components[-2].split("<", 1)[0]:
-            self.follows = lambda c: c in (b"C", b"I")
+            self.follows = lambda c: c in (b"C", b"I", b"E", b"B")  # (E, B: a foo::foo function)
         else:
             self.follows = lambda c: not c.isdigit()
 
@@ -258,16 +277,16 @@ class NameSpec(object):
             return None  # (a qualified lookup: not what a wild match would find)
         if not text or _NOT_A_NAME.search(text) or "/" in text or " if " in text:
             return None
-        name, params = split_function(text)
+        name, params = split_function(_ABI_TAG.sub("", text))
         comps = _components(name)
         if not comps or not all(re.match(r"^~?[A-Za-z_]|^operator", c) for c in comps):
             return None
-        spec = cls(text, comps, _squash(params) if params else None)
+        spec = cls(text, comps, _params(params) if params else None)
         return spec if spec.needle else None
 
     def matches(self, demangled):
-        name, params = split_function(demangled)
-        if self.params is not None and _squash(params) != self.params:
+        name, params = split_function(_ABI_TAG.sub("", demangled))
+        if self.params is not None and _params(params) != self.params:
             return False
         comps = _components(name)
         n = len(self.components)
@@ -309,11 +328,22 @@ def has_debug_info(path, debug_dirs=("/usr/lib/debug",)):
     """Whether gdb finds DWARF for the ELF file at ``path``: a ``.debug_info`` section of its own, or a
     separate debug file where gdb looks for one (by build ID under ``debug_dirs``, or by
     ``.gnu_debuglink`` beside it, in its ``.debug`` folder or under ``debug_dirs``)."""
+    return _debug_info(path, debug_dirs) is True
+
+
+def lacks_debug_info(path, debug_dirs=("/usr/lib/debug",)):
+    """Whether ``path`` is known to be an ELF file gdb finds no DWARF for (not: a file this cannot read,
+    another ELF class, one that is not there)."""
+    return _debug_info(path, debug_dirs) is False
+
+
+def _debug_info(path, debug_dirs):
+    """True, False, or None where ``path`` cannot be read as a 64-bit little-endian ELF file."""
     try:
         with open(path, "rb") as f:
             head = f.read(64)
             if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-                return False
+                return None
             shoff = struct.unpack_from("<Q", head, 0x28)[0]
             shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
             f.seek(shoff)
@@ -332,8 +362,8 @@ def has_debug_info(path, debug_dirs=("/usr/lib/debug",)):
             if section(b".debug_info") is not None or section(b".zdebug_info") is not None:
                 return True
             note, link = section(b".note.gnu.build-id"), section(b".gnu_debuglink")
-    except (OSError, struct.error, IndexError):
-        return False
+    except (OSError, struct.error, IndexError, ValueError):
+        return None
     places = []
     if note and len(note) >= 16:
         namesz, descsz = struct.unpack_from("<II", note, 0)
@@ -346,6 +376,9 @@ def has_debug_info(path, debug_dirs=("/usr/lib/debug",)):
         here = os.path.dirname(os.path.abspath(path))
         places += [os.path.join(here, name), os.path.join(here, ".debug", name)]
         places += [os.path.join(d + here, name) for d in debug_dirs]
+    real = os.path.realpath(path)
+    if link and real != os.path.abspath(path):  # (gdb also looks beside the file a symlink names)
+        places += [os.path.join(os.path.dirname(real), name), os.path.join(os.path.dirname(real), ".debug", name)]
     return any(os.path.isfile(p) for p in places if p != path)
 
 
@@ -408,7 +441,9 @@ def _scan(mm, table, specs, found):
             if mm[start:start + 2] == b"_Z":
                 end = mm.find(b"\0", pos, str_end)
                 after = pos + len(spec.needle)
-                if spec.follows(mm[after:after + 1]):
+                # (a name outside any namespace is followed by its parameters, which may start
+                # with a class's name: _Z5gfunc1G)
+                if spec.follows(mm[after:after + 1]) or mm[start:pos] in (b"_Z", b"_ZL", b"_ZSt"):
                     candidates[start - str_off] = mm[start:end if end >= 0 else str_end].decode("utf-8", "replace")
             pos = mm.find(spec.needle, pos + len(spec.needle), str_end)
     if not candidates or entsize != 24:
