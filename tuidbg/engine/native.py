@@ -213,7 +213,7 @@ async def disassemble(session: "DebugSession", start: int, end: int, source: boo
     mode = 5 if source else 2
     if session not in _DEMANGLING:
         # symbols in disassembly (func-name, call targets) demangled, as gdb's frames already are
-        # (where gdb runs with demangle-style none, tuidbg demangles them: _instruction)
+        # (gdb reads libraries without debug info without demangling: tuidbg does it, _instruction)
         await session.cmd("-gdb-set print asm-demangle on", check=False)
         _DEMANGLING[session] = True
     try:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from tuidbg.engine.mi import as_list, to_int
-from tuidbg.gdbext.cxxnames import demangle
+from tuidbg.gdbext.cxxnames import NameSpec, demangle
 
 CHILDREN_PAGE = 100  # var-object children fetched per request
 
@@ -217,8 +217,6 @@ class Breakpoint:
 def cxx_added_for(breakpoints: tuple[Breakpoint, ...] | list[Breakpoint]) -> dict[str, str]:
     """{added breakpoint's number: the user's breakpoint's number} of the breakpoints gdbext.cxxbreak
     added (``cxx_added``): each is for the user's breakpoint whose location names its function."""
-    from tuidbg.gdbext.cxxnames import NameSpec
-
     added = [b for b in breakpoints if b.cxx_added]
     out: dict[str, str] = {}
     if not added:

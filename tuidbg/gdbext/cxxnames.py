@@ -21,6 +21,8 @@ import os
 import re
 import struct
 
+from .elfsyms import section_headers
+
 _CACHE_MAX = 20000
 _cache = {}
 _lib = {"fn": None, "free": None, "tried": False}
@@ -309,18 +311,12 @@ _STT_FUNC, _STT_GNU_IFUNC = 2, 10
 
 def _symbol_tables(mm):
     """[(symbols_offset, symbols_size, entsize, strings_offset, strings_size)] of .symtab and .dynsym."""
-    if mm[:4] != b"\x7fELF" or mm[4] != 2 or mm[5] != 1:
-        return []
-    shoff = struct.unpack_from("<Q", mm, 0x28)[0]
-    shentsize, shnum = struct.unpack_from("<HH", mm, 0x3A)
-    if not shoff or shentsize < 64:
-        return []
-    secs = [struct.unpack_from("<IIQQQQIIQQ", mm, shoff + i * shentsize) for i in range(shnum)]
+    secs = section_headers(mm) or []
     out = []
-    for (_n, stype, _f, _a, off, size, link, _i, _al, entsize) in secs:
+    for (_n, stype, _a, off, size, link, entsize) in secs:
         if stype in (_SHT_SYMTAB, _SHT_DYNSYM) and link < len(secs):
             strs = secs[link]
-            out.append((off, size, entsize or 24, strs[4], strs[5]))
+            out.append((off, size, entsize or 24, strs[3], strs[4]))
     return out
 
 
@@ -341,27 +337,17 @@ def _debug_info(path, debug_dirs):
     """True, False, or None where ``path`` cannot be read as a 64-bit little-endian ELF file."""
     try:
         with open(path, "rb") as f:
-            head = f.read(64)
-            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            secs = section_headers(f)
+            if secs is None:
                 return None
-            shoff = struct.unpack_from("<Q", head, 0x28)[0]
-            shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
-            f.seek(shoff)
-            raw = f.read(shentsize * shnum)
-            secs = [struct.unpack_from("<IIQQQQ", raw, i * shentsize) for i in range(shnum)]
-            f.seek(secs[shstrndx][4])
-            names = f.read(secs[shstrndx][5])
-
-            def section(name):
-                for (n, _t, _f, _a, off, size) in secs:
-                    if names[n:n + len(name) + 1] == name + b"\0":
-                        f.seek(off)
-                        return f.read(min(size, 4096))
-                return None
-
-            if section(b".debug_info") is not None or section(b".zdebug_info") is not None:
+            found = {}
+            for (name, _t, _a, off, size, _l, _e) in secs:
+                if name in (".debug_info", ".zdebug_info", ".note.gnu.build-id", ".gnu_debuglink"):
+                    f.seek(off)
+                    found[name] = f.read(min(size, 4096))
+            if ".debug_info" in found or ".zdebug_info" in found:
                 return True
-            note, link = section(b".note.gnu.build-id"), section(b".gnu_debuglink")
+            note, link = found.get(".note.gnu.build-id"), found.get(".gnu_debuglink")
     except (OSError, struct.error, IndexError, ValueError):
         return None
     places = []

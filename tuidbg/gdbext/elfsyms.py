@@ -41,34 +41,47 @@ def read(path):
     return info
 
 
+def section_headers(f):
+    """[(name, sh_type, sh_addr, sh_offset, sh_size, sh_link, sh_entsize)] of the 64-bit little-endian
+    ELF file open in ``f`` (anything with seek and read: a file, an mmap), or None when it is not one."""
+    f.seek(0)
+    ident = f.read(64)
+    if len(ident) < 64 or ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
+        return None
+    shoff = struct.unpack_from("<Q", ident, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", ident, 0x3A)
+    if not shoff or shentsize < 64 or not shnum or shstrndx >= shnum:
+        return None
+    f.seek(shoff)
+    raw = f.read(shentsize * shnum)
+    secs = []
+    for i in range(shnum):
+        (name, stype, _flags, addr, off, size, link, _info, _align, entsize) = struct.unpack_from(
+            "<IIQQQQIIQQ", raw, i * shentsize
+        )
+        secs.append((name, stype, addr, off, size, link, entsize))
+    f.seek(secs[shstrndx][3])
+    shstr = f.read(secs[shstrndx][4])
+    return [(_cstr(shstr, s[0]),) + s[1:] for s in secs]
+
+
 def _parse(path):
     with open(path, "rb") as f:
-        ident = f.read(64)
-        if len(ident) < 64 or ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
+        secs = section_headers(f)
+        if secs is None:
             return None
+        f.seek(0)
+        ident = f.read(64)
         etype = struct.unpack_from("<H", ident, 0x10)[0]
         entry = struct.unpack_from("<Q", ident, 0x18)[0]
         phoff = struct.unpack_from("<Q", ident, 0x20)[0]
-        shoff = struct.unpack_from("<Q", ident, 0x28)[0]
         phentsize, phnum = struct.unpack_from("<HH", ident, 0x36)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", ident, 0x3A)
-        if not shoff or shentsize < 64 or not shnum:
-            return None
-        f.seek(shoff)
-        raw = f.read(shentsize * shnum)
-        secs = []
-        for i in range(shnum):
-            (name, stype, _flags, addr, off, size, link, _info, _align, entsize) = struct.unpack_from(
-                "<IIQQQQIIQQ", raw, i * shentsize
-            )
-            secs.append((name, stype, addr, off, size, link, entsize))
 
         def blob(idx):
             s = secs[idx]
             f.seek(s[3])
             return f.read(s[4])
 
-        shstr = blob(shstrndx)
         info = ElfInfo(path)
         info.etype = etype
         info.entry = entry
@@ -80,9 +93,8 @@ def _parse(path):
                 if p_type == 1:  # PT_LOAD
                     info.loads.append((p_offset, p_vaddr))
         for s in secs:
-            nm = _cstr(shstr, s[0])
-            if nm:
-                info.sections[nm] = (s[2], s[4])
+            if s[0]:
+                info.sections[s[0]] = (s[2], s[4])
         for s in secs:
             if s[1] != 11:  # SHT_DYNSYM
                 continue
