@@ -23,7 +23,14 @@ the others.
 
 ``--only REGEX`` keeps the tools whose name it finds (fewer at a time: less noise on a small machine).
 
-Usage: python bench/step_tmux.py [--steps N] [--baseline DIR]... [--only REGEX]
+``--watch control`` reads the screen through a tmux control-mode client (``tmux -C``) instead of a
+``tmux capture-pane`` process every 2 ms: the harness learns of each piece of output the tool writes
+(``%output``) and asks for the screen then, over the same connection. No process is started per read
+and nothing polls, so the harness leaves the two cores to the tools, and the time is the tool's own
+to within the control client's round trip (about 0.1-0.3 ms). The polling reads (``--watch poll``,
+the default, as in the earlier results) add a few ms to every tool and take a core while they run.
+
+Usage: python bench/step_tmux.py [--steps N] [--baseline DIR]... [--only REGEX] [--watch poll|control]
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import select
 import shlex
 import statistics
 import subprocess
@@ -62,13 +70,28 @@ class Tool:
         return subprocess.run(["tmux", "-u", "-L", self.sock, "-f", "/dev/null", *args], capture_output=True, text=True,
                               check=check).stdout
 
-    def start(self) -> None:
+    control: "Control | None" = None
+
+    def start(self, watch: str = "poll") -> None:
         cmd = " ".join(shlex.quote(a) for a in self.argv)
-        self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40", f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {self.env}{cmd}; sleep 60")
+        # (window-size manual: a control client, which has no size, must not resize the window)
+        self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
+                  f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {self.env}{cmd}; sleep 60",
+                  ";", "set-option", "-g", "window-size", "manual")
+        if watch == "control":
+            self.control = Control(self.sock)
         self.wait_line(lambda n: n is not None, 60)
 
     def screen(self) -> str:
+        if self.control is not None:
+            return self.control.command("capture-pane -p -t b")
         return self.tmux("capture-pane", "-p", "-t", "b", check=False)
+
+    def send(self, key: str) -> None:
+        if self.control is not None:
+            self.control.command(f"send-keys -t b {key}")
+        else:
+            self.tmux("send-keys", "-t", "b", key)
 
     def line(self, screen: str) -> int | None:
         m = self.marker.search(screen)
@@ -80,7 +103,10 @@ class Tool:
             n = self.line(self.screen())
             if ok(n):
                 return n
-            time.sleep(POLL)
+            if self.control is not None:
+                self.control.wait_output(deadline)  # (the screen is read again once the tool wrote more)
+            else:
+                time.sleep(POLL)
         raise SystemExit(f"{self.name}: the current-line marker did not show/move in {timeout} s:\n{self.screen()}")
 
     def step(self) -> float:
@@ -88,15 +114,81 @@ class Tool:
         keys = self.key if self.stepped else self.first
         self.stepped = True
         if len(keys) > 1:  # type the command, then time from the key that runs it
-            self.tmux("send-keys", "-t", "b", *keys[:-1])
+            for k in keys[:-1]:
+                self.send(k)
             time.sleep(0.3)
+        if self.control is not None:
+            self.control.wait_output(time.perf_counter() + 0.05)  # (what the tool still had to write)
+            self.control.output = False
         t0 = time.perf_counter()
-        self.tmux("send-keys", "-t", "b", keys[-1])
+        self.send(keys[-1])
         self.wait_line(lambda n: n is not None and n != before, 30)
         return time.perf_counter() - t0
 
     def stop(self) -> None:
+        if self.control is not None:
+            self.control.close()
         self.tmux("kill-server", check=False)
+
+
+class Control:
+    """A tmux control-mode client: commands and their answers over one pipe, and ``%output``
+    notifications of what the pane's program wrote (``output`` is set when one came)."""
+
+    def __init__(self, sock: str):
+        self.proc = subprocess.Popen(["tmux", "-u", "-L", sock, "-f", "/dev/null", "-C", "attach", "-t", "b"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.fd = self.proc.stdout.fileno()
+        self.buf = b""
+        self.output = False
+        self._block()  # (attach's own answer)
+
+    def _line(self, deadline: float | None) -> bytes | None:
+        while b"\n" not in self.buf:
+            wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not select.select([self.fd], [], [], wait)[0]:
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                raise SystemExit("tmux's control client ended")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        if line.startswith(b"%output"):
+            self.output = True
+        return line
+
+    def _block(self) -> str:
+        out: list[bytes] = []
+        inside = False
+        while True:
+            line = self._line(None)
+            if line.startswith(b"%begin"):
+                inside, out = True, []
+            elif inside and (line.startswith(b"%end") or line.startswith(b"%error")):
+                return b"\n".join(out).decode("utf-8", "replace")
+            elif inside:
+                out.append(line)
+
+    def command(self, cmd: str) -> str:
+        self.proc.stdin.write(cmd.encode() + b"\n")
+        return self._block()
+
+    def wait_output(self, deadline: float) -> None:
+        """Until the pane's program writes something (or the deadline)."""
+        while not self.output and time.perf_counter() < deadline:
+            if self._line(deadline) is None:
+                break
+        self.output = False
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def main() -> None:
@@ -105,6 +197,8 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
                     help="also run the tuidbg package found in DIR (repeatable)")
     ap.add_argument("--only", metavar="REGEX", help="only the tools whose name matches")
+    ap.add_argument("--watch", choices=("poll", "control"), default="poll",
+                    help="read the screen with a capture-pane process every 2 ms (poll) or through a control client")
     args = ap.parse_args()
     exe = str(build("loop50"))
     bp = f"loop50.c:{line_of(PROG_SRC, 'loop_a')}"
@@ -131,7 +225,7 @@ def main() -> None:
         tools = [t for t in tools if re.search(args.only, t.name)]
     try:
         for t in tools:
-            t.start()
+            t.start(args.watch)
         for t in tools:  # one step each, not timed: every tool's first step (gdb's typed command)
             t.step()
         for i in range(args.steps):
