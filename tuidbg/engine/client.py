@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Coroutine
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import GdbExited, MIError, Timeout
@@ -189,17 +189,31 @@ class MIClient:
         Raises MIError on ``^error`` (unless ``check`` is False), Timeout when no
         result came within ``timeout`` seconds, GdbExited when gdb is gone.
         """
+        return await self.send_now(command, timeout, check, quiet)
+
+    def send_now(
+        self, command: str, timeout: float | None = 30.0, check: bool = True, quiet: bool = False
+    ) -> Coroutine[Any, Any, Result]:
+        """``send``, the command written to gdb now, before the caller yields to the loop: the coroutine
+        returned waits for the result. (GdbExited at once when gdb is known to be gone.)"""
         try:
             token, fut = self.send_nowait(command, quiet)
         except _WriteFailed as exc:
-            # gdb is going away: its exit status and last stderr lines say why, and
-            # the reader learns them as soon as it sees the end of gdb's output.
-            try:
-                await asyncio.wait_for(self._exit_event.wait(), 5.0)
-            except asyncio.TimeoutError:
-                raise GdbExited(f"cannot write to gdb: {exc}", self.transport.stderr_tail()) from None
-            assert self.exited is not None
-            raise GdbExited(self.exited.reason, self.exited.stderr_tail) from None
+            return self._write_failed(exc)
+        return self._result(command, token, fut, timeout, check)
+
+    async def _write_failed(self, exc: _WriteFailed) -> Result:
+        # gdb is going away: its exit status and last stderr lines say why, and
+        # the reader learns them as soon as it sees the end of gdb's output.
+        try:
+            await asyncio.wait_for(self._exit_event.wait(), 5.0)
+        except asyncio.TimeoutError:
+            raise GdbExited(f"cannot write to gdb: {exc}", self.transport.stderr_tail()) from None
+        assert self.exited is not None
+        raise GdbExited(self.exited.reason, self.exited.stderr_tail) from None
+
+    async def _result(self, command: str, token: int, fut: asyncio.Future, timeout: float | None,
+                      check: bool) -> Result:
         try:
             await self.transport.drain()
         except (BrokenPipeError, ConnectionResetError):

@@ -18,7 +18,7 @@ import os
 import re
 import shlex
 from dataclasses import replace
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Coroutine
 
 from tuidbg.engine import mi, remote, rescue
 from tuidbg.engine.client import MIClient, Result
@@ -432,6 +432,12 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         if self.client is None:
             raise GdbExited("gdb is not running")
         return await self.client.send(command, timeout=timeout, check=check, quiet=quiet)
+
+    def cmd_now(self, command: str, timeout: float | None = CMD_TIMEOUT, check: bool = True) -> Coroutine[Any, Any, Result]:
+        """``cmd``, written to gdb before this returns; the coroutine returned waits for the result."""
+        if self.client is None:
+            raise GdbExited("gdb is not running")
+        return self.client.send_now(command, timeout=timeout, check=check, quiet=True)
 
     async def console(self, command: str, timeout: float | None = CMD_TIMEOUT) -> Result:
         """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console."""

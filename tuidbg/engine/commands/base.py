@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError
@@ -46,6 +46,9 @@ class CommandBase:
 
         async def cmd(self, command: str, timeout: float | None = CMD_TIMEOUT, check: bool = True,
                       quiet: bool = True) -> Result: ...
+
+        def cmd_now(self, command: str, timeout: float | None = CMD_TIMEOUT,
+                    check: bool = True) -> Coroutine[Any, Any, Result]: ...
 
         async def console(self, command: str, timeout: float | None = CMD_TIMEOUT) -> Result: ...
 

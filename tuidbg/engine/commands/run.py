@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 from dataclasses import replace
+from typing import Any, Coroutine
 
 from tuidbg.engine import mi, rescue, xstate
 from tuidbg.engine.commands.base import START_TIMEOUT, CommandBase
@@ -14,6 +15,9 @@ from tuidbg.engine.errors import EngineError, MIError, StartupError, Timeout, at
 from tuidbg.engine.state import ProcessState, PythonView
 
 log = logging.getLogger("tuidbg.engine")
+
+# step_now's operations: (what the error message calls it, the MI command)
+_STEPS = {"next": ("step over", "-exec-next"), "step": ("step into", "-exec-step"), "until": ("run until", "-exec-until")}
 
 # gdb's words when it resumes a process that has ended
 _GONE = ("No such process", "without a live selected thread", "is not being run", "Couldn't get registers")
@@ -100,12 +104,19 @@ class RunControl(CommandBase):
             await self.cmd(f"-thread-select {tid}", check=False)
 
     async def next(self) -> None:
-        self._require_stopped("step over")
-        await self.cmd(f"-exec-next {self._thread_opt()}".rstrip())
+        await self.step_now("next")
 
     async def step(self) -> None:
-        self._require_stopped("step into")
-        await self.cmd(f"-exec-step {self._thread_opt()}".rstrip())
+        await self.step_now("step")
+
+    def step_now(self, op: str) -> Coroutine[Any, Any, Any]:
+        """``next``, ``step`` or ``until`` (to the next line) written to gdb before this returns, not when
+        the caller's task next has its turn: the program steps while the caller's loop goes on (a
+        key's step, ~0.4 ms sooner on a busy loop). The coroutine returned waits for gdb's answer.
+        EngineError at once when the program is not stopped."""
+        what, command = _STEPS[op]
+        self._require_stopped(what)
+        return self.cmd_now(f"{command} {self._thread_opt()}".rstrip())
 
     async def finish(self) -> None:
         self._require_stopped("finish")
