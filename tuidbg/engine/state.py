@@ -294,6 +294,12 @@ def _stop_info(p: Mapping[str, Any]) -> StopInfo:
     )
 
 
+def _running_already(inf: Inferior, tid: str) -> bool:
+    """Process ``inf`` runs, and so does its thread ``tid`` (or every thread: "all")."""
+    return inf.process is ProcessState.RUNNING and all(t.state == "running" for t in inf.threads
+                                                       if tid == "all" or t.id == tid)
+
+
 def _set_thread_states(threads: Iterable[Thread], tid: str, state: str) -> tuple[Thread, ...]:
     return tuple(replace(t, state=state) if tid == "all" or t.id == tid else t for t in threads)
 
@@ -356,13 +362,16 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
     if rec.kind == "exec":
         if rec.cls == "running":
             tid = str(p.get("thread-id", "all"))
-            state = replace(state, activity="")
-            targets = [x.id for x in state.inferiors] if tid == "all" else [iid]
-            for t_iid in targets:
-                t_inf = next(x for x in state.inferiors if x.id == t_iid)
+            runs = []  # the processes it is about
+            for t_inf in (state.inferiors if tid == "all" else [inf]):
                 if tid == "all" and t_inf.process is not ProcessState.STOPPED and t_inf is not inf:
                     continue  # (a process not started or gone does not run because another does)
-                state = _on(state, t_iid, process=ProcessState.RUNNING,
+                runs.append(t_inf)
+            if not state.activity and all(_running_already(t_inf, tid) for t_inf in runs):
+                return state  # (gdb's *running after its ^running of the same step: nothing new)
+            state = replace(state, activity="")
+            for t_inf in runs:
+                state = _on(state, t_inf.id, process=ProcessState.RUNNING,
                             threads=_set_thread_states(t_inf.threads, tid, "running"))
             return state
         if rec.cls == "stopped":
