@@ -199,6 +199,7 @@ class RememberExtension(Extension):
         self.warning: str | None = None  # one line for the user: the state file is unreadable, or unwritable
         self._ready = False
         self._written: str | None = None
+        self._tables: tuple = ((), ())  # the breakpoint tables of the last snapshot (_state_changed)
         self._ui: dict[str, Any] = {}
         self._restored = 0
         if self.path and not config.fresh_state:
@@ -221,7 +222,7 @@ class RememberExtension(Extension):
                 self.gone.append({**bp, "why": f"not placed: {exc}"})
         self._ready = True
         self.config.fresh_state = False  # (--fresh is for this run's start: a restarted gdb gets them back)
-        session.on_state(self._on_state)
+        session.on_state(self._state_changed)
         self._on_state(session.state)
 
     # -- what the UI reads and hands over ---------------------------------------------------------
@@ -329,10 +330,17 @@ class RememberExtension(Extension):
         return {"version": VERSION, "project": os.getcwd(), "program": program_identity(self.config),
                 "breakpoints": bps, "watches": self.watches, "layout": self.layout}
 
+    def _state_changed(self, state) -> None:
+        # (every state of the session: a step's two, a stop's refresh... Only breakpoints are saved from
+        # a state, and an unchanged table is the same object: the snapshot is not worked out again.)
+        if (state.breakpoints, state.python_breakpoints) != self._tables:
+            self._on_state(state)
+
     def _on_state(self, state) -> None:
         s = self.session
         if not self._ready or not self.path or s is None or s.closing or state.gdb_exit:
             return
+        self._tables = (state.breakpoints, state.python_breakpoints)
         data = self.snapshot(state)
         text = json.dumps(data, sort_keys=True)
         if text == self._written:
