@@ -348,3 +348,18 @@ async def test_debuginfod_off_by_default(make_session):
     s = await make_session(mode="none")
     res = await s.console("show debuginfod enabled")
     assert "off" in res.console_text()
+
+
+async def test_step_now_writes_the_step_before_it_returns(make_session, threads_prog):
+    s = await make_session(mode="run", program=str(threads_prog))
+    await s.break_insert(function="middle")
+    with pytest.raises(EngineError, match="cannot step over"):
+        s.step_now("next")  # (not started: at once, nothing sent)
+    await s.launch()
+    st = await wait_stopped(s)
+    line = st.frames[0].line
+    answer = s.step_now("next")
+    assert any(c.startswith("-exec-next") for c in s.client.pending_commands)  # written, not yet answered
+    await answer
+    st = await wait_stopped(s)
+    assert st.stop.reason == "end-stepping-range" and st.frames[0].line != line

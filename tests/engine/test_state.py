@@ -178,3 +178,19 @@ def test_a_stop_clears_the_views_of_the_previous_stop_but_keeps_the_agent():
     st = run(st, '*running,thread-id="all"', '*stopped,reason="end-stepping-range",thread-id="1"')
     assert st.python.stack is None and not st.python.transient and st.python.agent is agent
     assert st.cuda.snapshot is None and not st.cuda.focus_known
+
+
+def test_running_again_for_the_same_step_is_the_same_state():
+    # gdb's ^running (the session makes a *running of it) and then its own *running, for one step
+    st = run(DebuggerState(), '=thread-group-started,id="i1",pid="4242"', '=thread-created,id="1",group-id="i1"',
+             '=thread-created,id="2",group-id="i1"', '*running,thread-id="all"',
+             '*stopped,reason="end-stepping-range",thread-id="1",stopped-threads="all"')
+    running = run(st, '*running,thread-id="all"')
+    assert running.process is ProcessState.RUNNING
+    assert reduce(running, parse_line('*running,thread-id="all"')) is running  # nothing new for the listeners
+    assert reduce(running, parse_line('*running,thread-id="2"')) is running
+    # a thread that was not running yet is news
+    one = run(st, '*running,thread-id="1"')
+    assert [t.state for t in one.threads] == ["running", "stopped"]
+    both = reduce(one, parse_line('*running,thread-id="all"'))
+    assert both is not one and [t.state for t in both.threads] == ["running", "running"]
