@@ -68,12 +68,3 @@ def tmux(tmp_path):
     t = Tmux(tmp_path)
     yield t
     t.kill()
-
-
-
-
-@pytest.fixture
-def tmux(tmp_path):
-    t = Tmux(tmp_path)
-    yield t
-    t.kill()

@@ -36,7 +36,6 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Grid, Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
@@ -51,10 +50,11 @@ from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, profile_commands, remembered
 from tuidbg.ui.app_console import ConsolePart, group_console
 from tuidbg.ui.app_exec import ExecPart
-from tuidbg.ui.app_source import SourcePart
+from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
 from tuidbg.ui.bridge import SessionBridge
+from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.native_actions import NativeActions
 from tuidbg.ui.panes.cuda import CudaPane
 from tuidbg.ui.panes.disasm import DisasmView
@@ -73,7 +73,7 @@ log = logging.getLogger("tuidbg.ui")
 NARROW_WIDTH = 100
 RUN_SHOWN = 0.1  # seconds a resumed program runs before the stacks and variables show it running
 NARROW_HEIGHT = 30
-GIL_SWITCH_S = 0.0005  # (see on_mount)
+GIL_SWITCH_S = 0.0001  # (see on_mount)
 
 GROUP_CLASS = {"stack-group": "-show-stack", "vars-group": "-show-vars", "io-group": "-show-io"}
 
@@ -108,22 +108,14 @@ def theme_from_file(path: Path) -> Theme:
     return Theme(**data)
 
 
-class StateChanged(Message):
-    def __init__(self, state: DebuggerState) -> None:
-        super().__init__()
-        self.state = state
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, StateChanged)
-
-
 @dataclass
 class _Pending:
     output: bytearray
     console: list[mi.MIRecord]
 
 
-class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, App[int], inherit_bindings=False):
+class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys, App[int],
+                 inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
@@ -149,6 +141,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self.state: DebuggerState = first
         self._painted: DebuggerState = first  # the state the panes show (a brief run is not shown)
         self._run_timer: Timer | None = None
+        self._answers: set[asyncio.Future] = set()  # the answers of steps sent at once (app_exec)
         self._pending = _Pending(bytearray(), [])
         self.narrow = False
         self._last_process: ProcessState | None = None
@@ -239,6 +232,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         # Textual writes each screen update from a thread of its own, which waits for the GIL while
         # this thread works: up to the switch interval, 5 ms by default; a step's first update (its
         # line, app_source._show_stop_line) is followed at once by the rest of the stop's work.
+        # (0.1 ms: a step's line 0.2-0.3 ms sooner than at 0.5, bench/step_tmux.py --watch control.)
         sys.setswitchinterval(GIL_SWITCH_S)
         self._register_themes()
         self._apply_theme(self._theme_name)
@@ -337,9 +331,6 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             self._error(str(exc))
 
     # -- engine -> UI ---------------------------------------------------------------------------
-
-    def _on_engine_state(self, state: DebuggerState) -> None:
-        self.post_message(StateChanged(state))
 
     def _on_engine_output(self, data: bytes) -> None:
         self._pending.output += data

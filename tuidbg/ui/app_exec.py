@@ -6,6 +6,7 @@ A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and se
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from tuidbg.engine import cxxthrow, pyagent, remote
@@ -22,21 +23,28 @@ from tuidbg.ui.screens.modals import GdbExitedScreen, PromptScreen
 log = logging.getLogger("tuidbg.ui")
 
 
+async def _raising(exc: Exception) -> None:
+    raise exc  # (reported by ExecPart._run, as any error of the command)
+
+
 class ExecPart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
+
+    _answers: set[asyncio.Future]
 
     # -- actions: execution -----------------------------------------------------------------------------
 
     def _run(self, coro_factory, what: str, group: str = "exec") -> None:
-        async def job() -> None:
-            try:
-                await coro_factory()
-            except GdbExited as exc:
-                self._error(f"{what}: gdb is gone ({exc.reason})")
-            except EngineError as exc:
-                self._error(f"{what}: {exc}")
+        self.run_worker(self._reported(coro_factory, what), group=group, exit_on_error=False, name=what)
 
-        self.run_worker(job(), group=group, exit_on_error=False, name=what)
+    async def _reported(self, coro_factory, what: str) -> None:
+        """``coro_factory()`` awaited, its engine errors shown as "WHAT: ..."."""
+        try:
+            await coro_factory()
+        except GdbExited as exc:
+            self._error(f"{what}: gdb is gone ({exc.reason})")
+        except EngineError as exc:
+            self._error(f"{what}: {exc}")
 
     def action_exec(self, op: str) -> None:
         st = self.state
@@ -66,6 +74,18 @@ class ExecPart:
             if op == "finish" and pyview.returns_into_python(st):
                 self._run(ag.step_out_to_python, "finish to Python")
                 return
+        if op in ("next", "step", "until"):
+            # Written to gdb here, not when a worker starts: the program steps while the loop goes on.
+            # Its answer is awaited by a plain task: a worker's start and its state messages, handled
+            # while gdb steps, would take the core gdb needs (bench/RESULTS.md, issue 11).
+            try:
+                answer = self.session.step_now(op)
+            except EngineError as exc:
+                answer = _raising(exc)
+            task = asyncio.ensure_future(self._reported(lambda: answer, names[op]))
+            self._answers.add(task)
+            task.add_done_callback(self._answers.discard)
+            return
         self._run(getattr(self.session, op), names.get(op, op))
 
     def action_interrupt(self) -> None:

@@ -5,18 +5,20 @@ A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and se
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import Any
 
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static, TabbedContent
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.python import view as pyview
-from tuidbg.engine.state import DebuggerState
+from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.variables import WatchPane
 from tuidbg.ui.screens.modals import HelpScreen, OpenFileScreen, PromptScreen
@@ -42,10 +44,46 @@ PANES = {
 }
 
 
+class StateChanged(Message):
+    """The engine's state, to the app's queue (a newer one takes the place of one not handled yet)."""
+
+    def __init__(self, state: DebuggerState) -> None:
+        super().__init__()
+        self.state = state
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StateChanged)
+
+
+# A run that begins at a stop the screen shows: its state reaches the panes this much later, if no
+# other state came meanwhile (app_source._on_engine_state).
+RUN_QUIET = 0.003
+
+
 class SourcePart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
     _source_title: str | None = None  # what the source pane's title shows
+    _states_seen = 0  # the engine's states so far (_on_engine_state)
+
+    def _on_engine_state(self, state: DebuggerState) -> None:
+        """The engine's new state, to the panes (``on_state_changed``), in order.
+
+        A run that begins at a stop the screen shows (a step: gdb's ``^running``, its ``*stopped`` a
+        millisecond or two later) goes RUN_QUIET seconds later, and only if it is still the latest:
+        the screen keeps the stop through a short run anyway (``_apply_state``), and taking the
+        message in while gdb steps takes the core gdb needs (~0.4 ms of a step on 2 cores,
+        bench/RESULTS.md)."""
+        self._states_seen += 1
+        if state.process is ProcessState.RUNNING and self._painted.is_stopped:
+            seen = self._states_seen
+            asyncio.get_running_loop().call_later(RUN_QUIET, self._post_if_latest, seen, state)
+            return
+        self.post_message(StateChanged(state))
+
+    def _post_if_latest(self, seen: int, state: DebuggerState) -> None:
+        if seen == self._states_seen and self.is_running:
+            self.post_message(StateChanged(state))
 
     # -- a stop's line, shown first --------------------------------------------------------------
 
@@ -77,14 +115,15 @@ class SourcePart:
             bp = state.breakpoint(stop.bkptno) if stop is not None and stop.bkptno else None
             if bp is not None and bp.internal:
                 return False  # tuidbg's own (a C++ throw: its refresh stage says more)
+        # (not call_after_refresh: a screen that goes idle before the source pane's update reaches it
+        # runs that at once, and the rest of the stop would go out first, in one update of every pane;
+        # asked before the line is shown: the source pane may write its rows at once, ui.rows_now)
+        src.after_pc_painted(lambda: self._after_stop_line(key))
         # (the source pane alone: a screen update re-renders every widget in the box around what
         # changed, and the status line at the bottom would take in most of the screen)
         self._update_source(state, self._painted)
         self._line_key = self._line_pending = key
         self._held = state if state.refreshed else None
-        # (not call_after_refresh: a screen that goes idle before the source pane's update reaches it
-        # runs that at once, and the rest of the stop would go out first, in one update of every pane)
-        src.after_pc_painted(lambda: self._after_stop_line(key))
         # ... and that update goes out now, from here, rather than after the source pane's message to the
         # screen, the screen's idle and its frame timer: ~1.5 ms less from the key to the line on the
         # screen (bench/step_tmux.py). It is the update Textual's frame timer would run, called by its
@@ -92,8 +131,9 @@ class SourcePart:
         # (src's own screen: under a dialog the screen on top is the dialog's. Textual counts the screen
         # just below the top one as current too; there the call only asks the top screen to repaint,
         # and the rest of the stop waits for the line the 50 ms at most.)
+        # (Not when the source pane wrote the rows itself, ui.rows_now: they are out already.)
         screen = src.screen
-        if screen.is_current and not self._batch_count:
+        if screen.is_current and not self._batch_count and not src.painted_now:
             screen._dirty_widgets.add(src)
             screen._on_timer_update()
         return True
@@ -319,6 +359,19 @@ class SourcePart:
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())
         self.notify(f"screenshot saved: {path}", markup=False)
+
+    def action_redraw(self) -> None:
+        """Every widget rendered again and the whole screen written out, as gdb's TUI and cgdb do on
+        ctrl+l (after something else wrote on the terminal: a program writing to /dev/tty, a system
+        message over ssh)."""
+        redraw(self.screen)
+
+
+def redraw(screen) -> None:
+    """``screen`` rendered anew (no widget's cached lines) and written out whole."""
+    for widget in screen.query("*"):
+        widget.refresh()
+    screen.refresh()
 
 
 def _stop_key(state: DebuggerState) -> tuple:

@@ -59,6 +59,7 @@ GLOBAL = [
     ("app.help", "help", "Keys", True, False),
     ("app.command_palette", "command_palette", "Commands", False, False),
     ("app.screenshot", "screenshot", "Save screenshot", False, False),
+    ("app.redraw", "redraw", "Redraw the screen", False, False),
     ("app.quit", "quit_debugger", "Quit", True, False),
 ]
 

@@ -32,6 +32,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tuidbg.ui.rows_now import paint_rows
 from tuidbg.ui.text import visible
 
 _TOKEN_CLASSES = [
@@ -185,6 +186,8 @@ class SourceView(ScrollView, can_focus=True):
         self.pc_line: int | None = None
         self.pc_is_top = True
         self._on_pc_painted: list[Callable[[], None]] = []
+        self._changed_rows: set[int | None] | None = None
+        self.painted_now = False  # the last set_pc wrote its rows to the terminal itself (ui.rows_now)
         self.marks: dict[int, BreakpointMark] = {}
         self.search: str | None = None
         # Highlighted rows by chunk of CHUNK lines. Small files are one chunk lexed
@@ -244,18 +247,27 @@ class SourceView(ScrollView, can_focus=True):
         self.refresh()
 
     def set_pc(self, line: int | None, top: bool = True) -> None:
-        old = self.pc_line
+        changed = {self.pc_line, line}
         self.pc_line = line
         self.pc_is_top = top
-        if line is not None:
-            self.cursor_line = line
-            self.scroll_to_line(line)
-            # A new file may bring a horizontal scroll bar with the next layout, which takes a row
-            # and lowers how far the view may scroll: look again once it is there.
-            self.call_after_refresh(self._keep_in_view, line)
+        scrolled = self.scroll_offset
+        self._changed_rows = changed  # (the cursor's rows too: watch_cursor_line)
+        try:
+            if line is not None:
+                self.cursor_line = line
+                self.scroll_to_line(line)
+                # A new file may bring a horizontal scroll bar with the next layout, which takes a row
+                # and lowers how far the view may scroll: look again once it is there.
+                self.call_after_refresh(self._keep_in_view, line)
+        finally:
+            self._changed_rows = None
         # Only the rows of the old and the new line repaint (a step is a few ms of rendering less, and
-        # less to write to the terminal); a scroll repaints the view by itself.
-        self._refresh_rows(old, line)
+        # less to write to the terminal), written at once where that is the same (ui.rows_now); a
+        # scroll repaints the view by itself.
+        top_row = self.scroll_offset.y
+        self.painted_now = scrolled.y == top_row and paint_rows(self, [n - 1 - top_row for n in changed if n is not None])
+        if not self.painted_now:
+            self._refresh_rows(*changed)
 
     def after_pc_painted(self, callback: Callable[[], None], at_most: float = PC_PAINT_WAIT) -> None:
         """Call ``callback`` once the current line has been rendered into a screen update (soon after that
@@ -362,7 +374,10 @@ class SourceView(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, idx - height // 3), animate=False, immediate=True)
 
     def watch_cursor_line(self, old: int, new: int) -> None:
-        self._refresh_rows(old, new)
+        if self._changed_rows is not None:
+            self._changed_rows.update((old, new))  # (set_pc repaints them)
+        else:
+            self._refresh_rows(old, new)
 
     def action_cursor(self, delta: int) -> None:
         if not self.lines:

@@ -1,0 +1,64 @@
+"""The source pane alone in a real terminal, for tests/ui/test_rows_now.py (run in tmux).
+
+Keys: n moves the current line one down, N to the third row from the bottom of the view (not
+scrolled); t shows a notification (bottom right, over the source pane's last rows); ctrl+l redraws
+the screen as tuidbg does (every widget rendered anew). After each move it appends "LINE PAINTED_NOW" to
+the file named by argv[2] (whether the source pane wrote its rows to the terminal itself).
+
+Usage: python rows_app.py SOURCE_FILE LOG_FILE
+"""
+
+from __future__ import annotations
+
+import sys
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+
+from tuidbg import config as tconfig
+from tuidbg.ui.app import theme_from_file
+from tuidbg.ui.app_source import redraw
+from tuidbg.ui.panes.source import SourceView
+
+
+class RowsApp(App):
+    BINDINGS = [Binding("n", "down", "Down"), Binding("N", "bottom", "Bottom"), Binding("t", "toast", "Toast"),
+                Binding("ctrl+l", "redraw", "Redraw")]
+
+    def __init__(self, source: str, log: str) -> None:
+        super().__init__()
+        self.source, self.log_path = source, log
+        for path in tconfig.theme_files().values():
+            self.register_theme(theme_from_file(path))
+        self.theme = tconfig.DEFAULT_THEME
+
+    def compose(self) -> ComposeResult:
+        yield SourceView()
+
+    def on_mount(self) -> None:
+        src = self.query_one(SourceView)
+        src.show_file(self.source)
+        src.set_pc(3)
+
+    def _moved(self, line: int) -> None:
+        src = self.query_one(SourceView)
+        src.set_pc(line)
+        with open(self.log_path, "a") as f:
+            f.write(f"{line} {src.painted_now}\n")
+
+    def action_down(self) -> None:
+        self._moved((self.query_one(SourceView).pc_line or 0) + 1)
+
+    def action_bottom(self) -> None:
+        src = self.query_one(SourceView)
+        self._moved(src.scroll_offset.y + src.scrollable_content_region.height - 2)
+
+    def action_redraw(self) -> None:
+        redraw(self.screen)
+
+    def action_toast(self) -> None:
+        self.notify("a toast over the source rows", timeout=60)
+
+
+if __name__ == "__main__":
+    RowsApp(sys.argv[1], sys.argv[2]).run()

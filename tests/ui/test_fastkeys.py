@@ -1,0 +1,165 @@
+"""A run-control key taken straight to its action (ui.fastkeys): once, and only where Textual's own
+way would end in the same action; every other key takes Textual's way."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import requires_gdb
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Input, Static
+from ui_helpers import make_app, until, until_stopped
+
+from tuidbg.ui import fastkeys
+from tuidbg.ui.fastkeys import FastKeys
+from tuidbg.ui.panes.io import ConsolePane
+from tuidbg.ui.panes.source import SourceView
+
+
+class Pane(Widget, can_focus=True):
+    pass
+
+
+class OwnN(Widget, can_focus=True):
+    """A widget with its own binding for n."""
+
+    BINDINGS = [Binding("n", "mine", "Mine")]
+
+    def action_mine(self) -> None:
+        self.app.ran.append("widget's n")
+
+
+class KeyMethod(Widget, can_focus=True):
+    def key_n(self) -> None:
+        self.app.ran.append("key_n")
+
+
+class Dialog(ModalScreen):
+    def compose(self) -> ComposeResult:
+        yield Static("a dialog")
+
+
+class KeysApp(FastKeys, App):
+    BINDINGS = [Binding("n", "exec('next')", "Next"), Binding("x", "other", "Other"),
+                Binding("p", "exec('cont')", "Continue", priority=True)]
+
+    def __init__(self, child: Widget) -> None:
+        super().__init__()
+        self.child = child
+        self.ran: list[str] = []
+        self.taken: list = []  # what fastkeys.binding_action found for each key
+
+    def compose(self) -> ComposeResult:
+        yield self.child
+
+    def on_mount(self) -> None:
+        self.child.focus()
+
+    def action_exec(self, op: str) -> None:
+        self.ran.append(op)
+
+    def action_other(self) -> None:
+        self.ran.append("other")
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """What binding_action found, key by key, in the app under test."""
+    found: list = []
+    real = fastkeys.binding_action
+
+    def spy(app, event):
+        result = real(app, event)
+        found.append((event.key, result))
+        return result
+
+    monkeypatch.setattr(fastkeys, "binding_action", spy)
+    return found
+
+
+async def test_a_bound_run_control_key_runs_its_action_once_the_short_way(taken):
+    app = KeysApp(Pane())
+    async with app.run_test() as pilot:
+        await pilot.press("n", "n", "x")
+        await pilot.pause()
+    assert app.ran == ["next", "next", "other"]  # (once each: the key did not go on to Textual too)
+    assert taken == [("n", ("exec", ("next",))), ("n", ("exec", ("next",))), ("x", None)]
+
+
+async def test_a_focused_input_gets_the_letter(taken):
+    app = KeysApp(Input())
+    async with app.run_test() as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.query_one(Input).value == "n"
+    assert app.ran == [] and taken == [("n", None)]
+
+
+async def test_the_focused_widgets_own_binding_or_key_method_goes_textuals_way(taken):
+    # (a key_ method does not stop the key in Textual: the app's binding runs after it)
+    for child, ran in ((OwnN(), ["widget's n"]), (KeyMethod(), ["key_n", "next"])):
+        app = KeysApp(child)
+        async with app.run_test() as pilot:
+            await pilot.press("n")
+            await pilot.pause()
+        assert app.ran == ran
+    assert taken == [("n", None), ("n", None)]
+
+
+async def test_priority_bindings_and_dialogs_are_textuals(taken):
+    app = KeysApp(Pane())
+    async with app.run_test() as pilot:
+        await pilot.press("p")  # (a priority binding: Textual runs it, before anything else)
+        await pilot.pause()
+        assert app.ran == ["cont"]
+        app.push_screen(Dialog())
+        await pilot.pause()
+        await pilot.press("n")  # a dialog on top: its bindings, not the app's
+        await pilot.pause()
+        assert app.ran == ["cont"]
+    assert taken == [("p", None), ("n", None)]
+
+
+class Ping(Message):
+    pass
+
+
+async def test_a_key_waits_its_turn_behind_a_message_not_handled_yet():
+    app = KeysApp(Pane())
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        key = events.Key("n", "n")
+        assert fastkeys.binding_action(app, key) == ("exec", ("next",))
+        app.post_message(Ping())  # (not handled yet: the key would overtake it)
+        assert fastkeys.binding_action(app, key) is None
+        fastkeys.take_input(app, key)  # goes to the queue after it
+        await pilot.pause()
+        assert app.ran == ["next"]
+
+
+@requires_gdb
+async def test_tuidbg_steps_once_per_key_and_the_console_gets_its_letters(threads_prog, taken):
+    app = make_app(program=str(threads_prog), ex=["break middle"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_stopped(pilot)
+        src = app.query_one(SourceView)
+        app.query_one(SourceView).focus()
+        await pilot.pause()
+        first = app.state.frames[0].line
+        sent: list[str] = []
+        real = app.session.step_now
+        app.session.step_now = lambda op: (sent.append(op), real(op))[1]
+        await pilot.press("n")
+        await until(pilot, lambda: app.state.is_stopped and app.state.frames[0].line != first, 10, "the step")
+        await until(pilot, lambda: src.pc_line == app.state.frames[0].line, 5, "the line shown")
+        assert sent == ["next"] and taken[-1] == ("n", ("exec", ("next",)))
+        line = app.state.frames[0].line
+        await pilot.press("colon")  # the console's input line
+        await pilot.press("n", "e", "x", "t")
+        await pilot.pause()
+        assert app.query_one(ConsolePane).query_one(Input).value == "next"
+        assert sent == ["next"] and app.state.frames[0].line == line  # typed, not stepped
