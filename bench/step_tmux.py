@@ -27,7 +27,9 @@ the others.
 ``tmux capture-pane`` process every 2 ms: the harness learns of each piece of output the tool writes
 (``%output``) and asks for the screen then, over the same connection. No process is started per read
 and nothing polls, so the harness leaves the two cores to the tools, and the time is the tool's own
-to within the control client's round trip (about 0.1-0.3 ms). The polling reads (``--watch poll``,
+to within the control client's round trip (about 0.1-0.3 ms). After each step it waits until the
+tool has written nothing for 50 ms: the next tool steps on a quiet machine, as a person's next key
+would find it. The polling reads (``--watch poll``,
 the default, as in the earlier results) add a few ms to every tool and take a core while they run.
 
 Usage: python bench/step_tmux.py [--steps N] [--baseline DIR]... [--only REGEX] [--watch poll|control]
@@ -123,7 +125,10 @@ class Tool:
         t0 = time.perf_counter()
         self.send(keys[-1])
         self.wait_line(lambda n: n is not None and n != before, 30)
-        return time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        if self.control is not None:
+            self.control.settle()  # (the rest of its update: the next tool steps on a quiet machine)
+        return took
 
     def stop(self) -> None:
         if self.control is not None:
@@ -179,6 +184,18 @@ class Control:
             if self._line(deadline) is None:
                 break
         self.output = False
+
+    def settle(self, quiet: float = 0.05, at_most: float = 3.0) -> None:
+        """Until the pane's program has written nothing for ``quiet`` seconds."""
+        end = time.perf_counter() + at_most
+        while time.perf_counter() < end:
+            self.output = False
+            deadline = min(end, time.perf_counter() + quiet)
+            while not self.output and time.perf_counter() < deadline:
+                if self._line(deadline) is None:
+                    break
+            if not self.output:
+                return
 
     def close(self) -> None:
         try:
