@@ -78,8 +78,8 @@ def paint_rows(widget: Widget, rows: Iterable[int]) -> bool:
     and a terminal is needed: not under a headless driver)."""
     app = widget.app
     driver = app._driver
-    if app.is_headless or driver is None or not app._running or app._closed:
-        return False
+    if app.is_headless or app.is_inline or driver is None or not app._running or app._closed:
+        return False  # (inline: the screen is not the terminal's, its rows are elsewhere)
     found = boxes(widget, rows)
     if found is None:
         return False
