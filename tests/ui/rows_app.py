@@ -12,28 +12,20 @@ from __future__ import annotations
 
 import sys
 
-from textual.app import App, ComposeResult
+from source_app import SourceApp
 from textual.binding import Binding
 
-from tuidbg import config as tconfig
-from tuidbg.ui.app import theme_from_file
 from tuidbg.ui.app_source import redraw
 from tuidbg.ui.panes.source import SourceView
 
 
-class RowsApp(App):
+class RowsApp(SourceApp):
     BINDINGS = [Binding("n", "down", "Down"), Binding("N", "bottom", "Bottom"), Binding("t", "toast", "Toast"),
                 Binding("ctrl+l", "redraw", "Redraw")]
 
     def __init__(self, source: str, log: str) -> None:
         super().__init__()
         self.source, self.log_path = source, log
-        for path in tconfig.theme_files().values():
-            self.register_theme(theme_from_file(path))
-        self.theme = tconfig.DEFAULT_THEME
-
-    def compose(self) -> ComposeResult:
-        yield SourceView()
 
     def on_mount(self) -> None:
         src = self.query_one(SourceView)

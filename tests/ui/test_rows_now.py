@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 from conftest import requires_gdb
 from helpers import PROGRAMS
-from textual.app import App, ComposeResult
+from source_app import SourceApp
+from textual.app import ComposeResult
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from tmux_term import tmux  # noqa: F401 (fixture)
 
-from tuidbg import config as tconfig
 from tuidbg.ui import rows_now
-from tuidbg.ui.app import theme_from_file
 from tuidbg.ui.panes.source import SourceView
 
 SRC = PROGRAMS / "threads.c"
@@ -119,17 +118,6 @@ def test_tuidbg_steps_show_the_rows_textual_draws(tmux, threads_prog):
 # -- where (headless) ----------------------------------------------------------------------------
 
 
-class SourceApp(App):
-    def __init__(self) -> None:
-        super().__init__()
-        for path in tconfig.theme_files().values():
-            self.register_theme(theme_from_file(path))
-        self.theme = tconfig.DEFAULT_THEME
-
-    def compose(self) -> ComposeResult:
-        yield SourceView()
-
-
 class Dialog(ModalScreen):
     def compose(self) -> ComposeResult:
         yield Static("a dialog")
@@ -168,13 +156,18 @@ async def test_the_boxes_of_rows_in_view_and_none_where_textual_must_compose_the
         assert rows_now.boxes(src, [1]) is None  # another screen on top
 
 
+async def _shown(app, pilot) -> SourceView:
+    src = app.query_one(SourceView)
+    assert src.show_file(str(SRC))
+    await pilot.pause()
+    assert rows_now.boxes(src, [1])
+    return src
+
+
 async def test_no_boxes_for_a_view_that_is_not_on_the_screen():
     app = SourceApp()
     async with app.run_test(size=(80, 20)) as pilot:
-        src = app.query_one(SourceView)
-        assert src.show_file(str(SRC))
-        await pilot.pause()
-        assert rows_now.boxes(src, [1])
+        src = await _shown(app, pilot)
         src.display = False
         await pilot.pause()
         assert rows_now.boxes(src, [1]) is None
@@ -193,10 +186,7 @@ class TwoPanes(SourceApp):
 async def test_no_boxes_while_another_pane_is_maximized():
     app = TwoPanes()
     async with app.run_test(size=(80, 20)) as pilot:
-        src = app.query_one(SourceView)
-        assert src.show_file(str(SRC))
-        await pilot.pause()
-        assert rows_now.boxes(src, [1])
+        src = await _shown(app, pilot)
         app.screen.maximize(app.query_one("#other"))
         await pilot.pause()
         assert app.screen.maximized is not None

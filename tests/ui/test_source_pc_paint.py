@@ -4,27 +4,12 @@ panes' update of the stop until then): once it rendered that line, or after its 
 from __future__ import annotations
 
 from helpers import PROGRAMS
-from textual.app import App, ComposeResult
+from source_app import SourceApp
 from ui_helpers import until
 
-from tuidbg import config as tconfig
-from tuidbg.ui.app import theme_from_file
 from tuidbg.ui.panes.source import SourceView
 
 SRC = PROGRAMS / "threads.c"
-
-
-class SourceApp(App):
-    """The source pane alone, in tuidbg's theme (its styles name the theme's colours)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        for path in tconfig.theme_files().values():
-            self.register_theme(theme_from_file(path))
-        self.theme = tconfig.DEFAULT_THEME
-
-    def compose(self) -> ComposeResult:
-        yield SourceView()
 
 
 async def test_the_callback_comes_after_the_stop_line_was_rendered_and_only_once():
