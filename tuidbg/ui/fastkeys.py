@@ -8,7 +8,9 @@ the source pane, ~0.7 ms of a step's ~6 ms on a 2-core machine (bench/step_tmux.
 ``binding_action`` finds, as the app arrives at it, what that trip would end in. When nothing on the
 way could act on the key (no widget that takes keys itself, no ``key_`` method or key handler, no
 priority binding, no message still queued on the way, no dialog, a bound action of ``FAST_ACTIONS``
-in the app itself), the app runs the action at once; any other key takes Textual's way.
+in the app itself), the app runs the action at once; any other key takes Textual's way. The mixin
+``FastKeys`` puts ``run`` in the keys' way in: ``_post_message`` (how Textual's drivers hand the app
+a message) and ``take_input`` (how tuidbg's terminal driver does, ``ui.driver``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from textual.app import App
 from textual.driver import Driver
 from textual.message import Message
 from textual.widget import Widget
+
+from tuidbg.ui import driver
 
 # the app's actions that a key may run without the trip through the widgets
 FAST_ACTIONS = frozenset({"exec"})
@@ -73,18 +77,6 @@ def take_input(app: App, message: Message) -> None:
         app.post_message(message)
 
 
-def driver_class(base: type[Driver]) -> type[Driver]:
-    """``base`` (Textual's driver for this terminal), handing the app its input with one call on the
-    loop (``take_input``) rather than a coroutine and a task for each message (~0.15 ms a key)."""
-
-    class Driver(base):  # type: ignore[misc, valid-type]
-        def send_message(self, message: Message) -> None:
-            self._loop.call_soon_threadsafe(take_input, self._app, message)
-
-    Driver.__name__ = Driver.__qualname__ = f"Fast{base.__name__}"
-    return Driver
-
-
 class FastKeys:
     """A mixin for the app (before ``App`` in its bases): keys pass ``run`` on their way in."""
 
@@ -96,7 +88,7 @@ class FastKeys:
         return await super()._post_message(message)  # type: ignore[misc]
 
     def get_driver_class(self) -> type[Driver]:
-        return driver_class(super().get_driver_class())  # type: ignore[misc]
+        return driver.driver_class(super().get_driver_class(), take_input)  # type: ignore[misc]
 
 
 def run(app: App, event: events.Key) -> bool:

@@ -4,8 +4,8 @@ A step changes two rows of the source pane (the old line and the new). Through T
 go out in a screen update: a compositor pass over every widget under the box around them (screen,
 grid, pane, view, scroll bar), 1.0-1.3 ms on a 2-core machine, then the writer thread.
 ``paint_rows`` renders just the widget's rows (``Widget.render_lines``: its styles, the app's filters,
-the strips the compositor would place there) and hands them to the driver's writer with the cursor
-moves in front, ~0.6 ms for two rows.
+the strips the compositor would place there) and writes them with the cursor moves in front, ~0.6 ms
+for two rows (by this thread when the driver's writer thread has nothing waiting: ``ui.driver``).
 
 Only where that is the same as Textual's own update (``boxes``): a real terminal (not headless), the
 app's one screen, no layout, scroll or batch pending, the widget not waiting for a repaint of its
@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from weakref import WeakKeyDictionary
 
 from rich.control import Control
+from textual._ansi_sequences import SYNC_END, SYNC_START
 from textual.geometry import Region
 from textual.widget import Widget
 
@@ -96,10 +97,12 @@ def paint_rows(widget: Widget, rows: Iterable[int]) -> bool:
         parts.append(Control.move_to(box.x, box.y).segment.text)
         parts.append(strip.render(console))
     parts.append(Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text)
-    app._begin_update()
-    try:
-        driver.write("".join(parts))
-    finally:
-        app._end_update()
-    driver.flush()
+    text = "".join(parts)
+    if app._sync_available:  # (as Textual's own updates: the terminal shows it whole)
+        text = SYNC_START + text + SYNC_END
+    # (written here when nothing handed to the writer thread before waits: ui.driver)
+    write_now = getattr(driver, "write_now", None)
+    if write_now is None or not write_now(text):
+        driver.write(text)
+        driver.flush()
     return True

@@ -1,0 +1,85 @@
+"""tuidbg's terminal driver: Textual's own for the terminal, with two changes for a step's latency
+(issue 11, bench/step_tmux.py --watch control).
+
+- **Input.** Textual's driver hands the app each message from its input thread as a coroutine run by
+  a task of its own. Here it is one call on the app's loop (``take_input``, given by ``ui.fastkeys``),
+  ~0.15 ms sooner a key.
+- **Output.** Textual writes every screen update from a writer thread, which waits for the GIL while
+  the app's thread goes on (a step's line: 0.2-0.5 ms, more when gdb answers the stop's refresh on
+  the other core). ``OrderedWriter`` is that thread, and also lets the app's thread write a small
+  update itself (``write_now``, used by ``ui.rows_now``) when everything handed to the thread before
+  is written: the terminal gets the bytes in the order the app made them either way.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from textual.app import App
+from textual.driver import Driver
+from textual.drivers._writer_thread import WriterThread
+from textual.message import Message
+
+
+class OrderedWriter(WriterThread):
+    """Textual's writer thread that counts what it was given and has not written yet."""
+
+    def __init__(self, file) -> None:
+        super().__init__(file)
+        self._lock = threading.Lock()
+        self._outstanding = 0  # handed to the thread (write), not written yet
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self._outstanding += 1
+        super().write(text)
+
+    def write_now(self, text: str) -> bool:
+        """``text`` written and flushed by the calling thread, when the thread has nothing left to
+        write (else False, nothing written: the caller hands it over with ``write``)."""
+        with self._lock:
+            if self._outstanding:
+                return False
+            self._file.write(text)
+            self._file.flush()
+            return True
+
+    def run(self) -> None:
+        # (Textual's loop, the count kept: an item is written before it stops being outstanding)
+        write, flush, get, qsize = self._file.write, self._file.flush, self._queue.get, self._queue.qsize
+        while True:
+            text = get()
+            if text is None:
+                break
+            write(text)
+            if qsize() == 0:
+                flush()
+            with self._lock:
+                self._outstanding -= 1
+        flush()
+
+
+def driver_class(base: type[Driver], take_input: Callable[[App, Message], None]) -> type[Driver]:
+    """``base`` (Textual's driver for this terminal) with the input handed over by ``take_input`` on
+    the app's loop, and an ``OrderedWriter`` where ``base`` has Textual's writer thread."""
+
+    class TuidbgDriver(base):  # type: ignore[misc, valid-type]
+        def send_message(self, message: Message) -> None:
+            self._loop.call_soon_threadsafe(take_input, self._app, message)
+
+        def start_application_mode(self) -> None:
+            super().start_application_mode()
+            writer = getattr(self, "_writer_thread", None)
+            if type(writer) is WriterThread:
+                writer.stop()  # (it writes what it has, then ends: nothing else writes meanwhile)
+                self._writer_thread = OrderedWriter(self._file)
+                self._writer_thread.start()
+
+        def write_now(self, data: str) -> bool:
+            """``data`` written by the calling thread, when nothing written before waits (``OrderedWriter``)."""
+            writer = getattr(self, "_writer_thread", None)
+            return isinstance(writer, OrderedWriter) and writer.write_now(data)
+
+    TuidbgDriver.__name__ = TuidbgDriver.__qualname__ = f"Tuidbg{base.__name__}"
+    return TuidbgDriver
