@@ -41,3 +41,13 @@ def test_the_app_writes_itself_only_when_the_thread_has_written_everything():
         f.gate.set()
         writer.stop()
     assert f.getvalue() == "abcd"
+
+
+class Gone(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+
+def test_a_terminal_gone_is_no_error_in_the_apps_thread():
+    writer = OrderedWriter(Gone())
+    assert writer.write_now("x") is False  # (handed to the thread instead, which ends on it as Textual's does)

@@ -41,8 +41,11 @@ class OrderedWriter(WriterThread):
         with self._lock:
             if self._outstanding:
                 return False
-            self._file.write(text)
-            self._file.flush()
+            try:
+                self._file.write(text)
+                self._file.flush()
+            except OSError:
+                return False  # (a terminal gone: the thread meets it too, where Textual expects it)
             return True
 
     def run(self) -> None:
