@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
-from textual import events
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
-from ui_helpers import make_app, until, until_stopped
+from ui_helpers import log_text, make_app, until, until_stopped
 
 from tuidbg.ui import fastkeys
 from tuidbg.ui.fastkeys import FastKeys
@@ -163,3 +163,51 @@ async def test_tuidbg_steps_once_per_key_and_the_console_gets_its_letters(thread
         await pilot.pause()
         assert app.query_one(ConsolePane).query_one(Input).value == "next"
         assert sent == ["next"] and app.state.frames[0].line == line  # typed, not stepped
+
+
+class Broken(KeysApp):
+    def action_exec(self, op: str) -> None:
+        raise RuntimeError(f"broken {op}")
+
+
+async def test_an_error_of_a_fast_keys_action_stops_the_app_as_textuals_own_would():
+    app = Broken(Pane())
+    with pytest.raises(RuntimeError, match="broken next"):
+        async with app.run_test() as pilot:
+            await pilot.press("n")
+            await pilot.pause()
+
+
+def test_a_key_method_under_any_of_the_keys_names_or_a_key_handler_is_seen():
+    class Upper(Widget):
+        def key_upper_n(self) -> None: ...
+
+    class Private(Widget):
+        def _key_f10(self) -> None: ...
+
+    class Handler(Widget):
+        @on(events.Key)
+        def seen(self, event: events.Key) -> None: ...
+
+    assert fastkeys._key_handled(Upper(), events.Key("N", "N"))
+    assert fastkeys._key_handled(Private(), events.Key("f10", None))
+    assert fastkeys._key_handled(Handler(), events.Key("x", "x"))
+    assert not fastkeys._key_handled(Pane(), events.Key("n", "n"))
+
+
+@requires_gdb
+async def test_a_steps_unexpected_error_is_shown_and_the_debugger_goes_on(threads_prog):
+    app = make_app(program=str(threads_prog), ex=["break middle"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_stopped(pilot)
+        app.query_one(SourceView).focus()
+        await pilot.pause()
+
+        async def broken() -> None:
+            raise ValueError("not the engine's")
+
+        app.session.step_now = lambda op: broken()
+        await pilot.press("n")
+        await until(pilot, lambda: "internal error in next: ValueError: not the engine's" in log_text(app, "console-log"),
+                    5, "the error in the console")
+        assert app.is_running

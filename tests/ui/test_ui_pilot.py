@@ -435,3 +435,28 @@ async def test_a_step_shows_its_new_line_before_the_refresh(threads_prog):
             # then the whole stop
             assert src.pc_line == line and f"threads.c:{line}" in status.render().plain
             assert tuple(cpp.row_texts) != rows and any(f":{line}" in r for r in cpp.row_texts[:1]), cpp.row_texts[:2]
+
+
+async def test_a_run_reaches_the_panes_though_gdb_keeps_sending_states(threads_prog):
+    """A run that begins at a shown stop waits RUN_QUIET before it reaches the panes (app_source): a
+    run whose states keep coming closer together than that (threads starting and ending, libraries
+    loading) still reaches them by then, and the keys see it at once (app.state)."""
+    from tuidbg.ui.app_source import RUN_QUIET
+
+    app = make_app(program=str(threads_prog), ex=["break middle"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        stop = app.state
+        seen: list = []  # the states on_state_changed took in
+        real = app._stop_line_held  # (its first call)
+        app._stop_line_held = lambda state: (seen.append(state), real(state))[1]
+        iid = stop.inferiors[0].id
+        runs = [stop.with_inferior(iid, process=ProcessState.RUNNING, exit_description=f"run {i}")
+                for i in range(int(RUN_QUIET * 1000) * 6)]  # one every ms, for 6 RUN_QUIETs
+        for run in runs:
+            app._on_engine_state(run)
+            assert app.state is run  # (what the keys read)
+            await asyncio.sleep(0.001)
+        assert any(s.process is ProcessState.RUNNING for s in seen)  # not held back while they came
+        app._on_engine_state(stop)  # (the engine's own state again)
+        await until(pilot, lambda: seen and seen[-1] is stop, 5, "the stop back")

@@ -37,6 +37,15 @@ class ExecPart:
     def _run(self, coro_factory, what: str, group: str = "exec") -> None:
         self.run_worker(self._reported(coro_factory, what), group=group, exit_on_error=False, name=what)
 
+    def _answered(self, task: asyncio.Future, what: str) -> None:
+        # (a step's answer awaited by a task, not a worker: an error that is not the engine's is
+        # reported as a worker's is, app._worker_failed, not left to asyncio's log)
+        self._answers.discard(task)
+        err = None if task.cancelled() else task.exception()
+        if err is not None:
+            log.error("%s failed", what, exc_info=err)
+            self._error(f"internal error in {what}: {type(err).__name__}: {err}")
+
     async def _reported(self, coro_factory, what: str) -> None:
         """``coro_factory()`` awaited, its engine errors shown as "WHAT: ..."."""
         try:
@@ -84,7 +93,7 @@ class ExecPart:
                 answer = _raising(exc)
             task = asyncio.ensure_future(self._reported(lambda: answer, names[op]))
             self._answers.add(task)
-            task.add_done_callback(self._answers.discard)
+            task.add_done_callback(lambda t, what=names[op]: self._answered(t, what))
             return
         self._run(getattr(self.session, op), names.get(op, op))
 

@@ -64,25 +64,30 @@ class SourcePart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
     _source_title: str | None = None  # what the source pane's title shows
-    _states_seen = 0  # the engine's states so far (_on_engine_state)
+    _quiet_run: DebuggerState | None = None  # a run held back (_on_engine_state)
 
     def _on_engine_state(self, state: DebuggerState) -> None:
         """The engine's new state, to the panes (``on_state_changed``), in order.
 
         A run that begins at a stop the screen shows (a step: gdb's ``^running``, its ``*stopped`` a
-        millisecond or two later) goes RUN_QUIET seconds later, and only if it is still the latest:
-        the screen keeps the stop through a short run anyway (``_apply_state``), and taking the
-        message in while gdb steps takes the core gdb needs (~0.4 ms of a step on 2 cores,
-        bench/RESULTS.md)."""
-        self._states_seen += 1
+        millisecond or two later) goes RUN_QUIET seconds later: the latest state of the run then,
+        unless a stop came first. The screen keeps the stop through a short run anyway
+        (``_apply_state``), and taking the message in while gdb steps takes the core gdb needs (~0.4
+        ms of a step on 2 cores, bench/RESULTS.md). What the keys read (``self.state``) is the run
+        at once."""
         if state.process is ProcessState.RUNNING and self._painted.is_stopped:
-            seen = self._states_seen
-            asyncio.get_running_loop().call_later(RUN_QUIET, self._post_if_latest, seen, state)
+            if not state.python.transient:
+                self.state = state
+            if self._quiet_run is None:
+                asyncio.get_running_loop().call_later(RUN_QUIET, self._post_quiet_run)
+            self._quiet_run = state
             return
+        self._quiet_run = None
         self.post_message(StateChanged(state))
 
-    def _post_if_latest(self, seen: int, state: DebuggerState) -> None:
-        if seen == self._states_seen and self.is_running:
+    def _post_quiet_run(self) -> None:
+        state, self._quiet_run = self._quiet_run, None
+        if state is not None and self.is_running:
             self.post_message(StateChanged(state))
 
     # -- a stop's line, shown first --------------------------------------------------------------

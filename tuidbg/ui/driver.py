@@ -8,11 +8,16 @@
   the app's thread goes on (a step's line: 0.2-0.5 ms, more when gdb answers the stop's refresh on
   the other core). ``OrderedWriter`` is that thread, and also lets the app's thread write a small
   update itself (``write_now``, used by ``ui.rows_now``) when everything handed to the thread before
-  is written: the terminal gets the bytes in the order the app made them either way.
+  is written and the terminal has read it all (a write that could wait stays the thread's): the
+  terminal gets the bytes in the order the app made them either way.
 """
 
 from __future__ import annotations
 
+import fcntl
+import io
+import struct
+import termios
 import threading
 from typing import Callable
 
@@ -20,6 +25,18 @@ from textual.app import App
 from textual.driver import Driver
 from textual.drivers._writer_thread import WriterThread
 from textual.message import Message
+
+
+NOW_AT_MOST = 16384  # characters write_now takes (a step's rows: 1-2 KB)
+
+
+def _terminal_behind(file) -> bool:
+    """The terminal has not read all that was written to it (a slow link): a write could wait, and
+    the app's thread must not."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(file.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0] > 0
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False  # (not a terminal: a file or a pipe of a test)
 
 
 class OrderedWriter(WriterThread):
@@ -39,7 +56,7 @@ class OrderedWriter(WriterThread):
         """``text`` written and flushed by the calling thread, when the thread has nothing left to
         write (else False, nothing written: the caller hands it over with ``write``)."""
         with self._lock:
-            if self._outstanding:
+            if self._outstanding or len(text) > NOW_AT_MOST or _terminal_behind(self._file):
                 return False
             try:
                 self._file.write(text)
@@ -71,13 +88,26 @@ def driver_class(base: type[Driver], take_input: Callable[[App, Message], None])
         def send_message(self, message: Message) -> None:
             self._loop.call_soon_threadsafe(take_input, self._app, message)
 
+        _swapping: threading.Lock | None = None
+
+        def write(self, data: str) -> None:
+            # (the input thread writes too, answering the terminal's replies: not while the writer is
+            # being swapped, start_application_mode)
+            if self._swapping is None:
+                super().write(data)
+                return
+            with self._swapping:
+                super().write(data)
+
         def start_application_mode(self) -> None:
+            self._swapping = threading.Lock()
             super().start_application_mode()
-            writer = getattr(self, "_writer_thread", None)
-            if type(writer) is WriterThread:
-                writer.stop()  # (it writes what it has, then ends: nothing else writes meanwhile)
-                self._writer_thread = OrderedWriter(self._file)
-                self._writer_thread.start()
+            with self._swapping:
+                writer = getattr(self, "_writer_thread", None)
+                if type(writer) is WriterThread:
+                    writer.stop()  # (it writes what it has, then ends)
+                    self._writer_thread = OrderedWriter(self._file)
+                    self._writer_thread.start()
 
         def write_now(self, data: str) -> bool:
             """``data`` written by the calling thread, when nothing written before waits (``OrderedWriter``)."""

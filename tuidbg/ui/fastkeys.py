@@ -48,7 +48,7 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
             return None  # (an earlier key may still be on its way up)
         if isinstance(node, Widget) and type(node)._on_key is not Widget._on_key:
             return None  # a widget that takes keys itself (Input, TextArea, Select)
-        if getattr(node, "on_key", None) is not None or hasattr(node, f"key_{key}"):
+        if getattr(node, "on_key", None) is not None or _key_handled(node, event):
             return None
         if node.check_consume_key(key, event.character) or node.is_modal:
             return None
@@ -70,11 +70,24 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
     return None
 
 
+def _key_handled(node: object, event: events.Key) -> bool:
+    """``node`` has a key method for ``event`` (any of its names, as ``dispatch_key`` looks them up),
+    or an ``@on(events.Key)`` handler."""
+    if any(hasattr(node, f"key_{name}") or hasattr(node, f"_key_{name}") for name in event.name_aliases):
+        return True
+    return any(events.Key in getattr(cls, "_decorated_handlers", {}) for cls in type(node).__mro__)
+
+
 def take_input(app: App, message: Message) -> None:
     """A message from the driver's input thread, on the app's loop: a fast key runs its action, the
     rest go to the app's queue as Textual's driver would post them."""
-    if not (isinstance(message, events.Key) and run(app, message)):
-        app.post_message(message)
+    try:
+        if isinstance(message, events.Key) and run(app, message):
+            return
+    except Exception as error:  # (as Textual does with an error of a key's handler)
+        app._handle_exception(error)
+        return
+    app.post_message(message)
 
 
 class FastKeys:
@@ -83,7 +96,11 @@ class FastKeys:
     async def _post_message(self, message: Message) -> bool:
         # (how Textual's drivers hand the app each key, from their input thread; the terminal's own
         # driver calls take_input instead)
-        if isinstance(message, events.Key) and run(self, message):  # type: ignore[arg-type]
+        try:
+            if isinstance(message, events.Key) and run(self, message):  # type: ignore[arg-type]
+                return True
+        except Exception as error:  # (as Textual does with an error of a key's handler)
+            self._handle_exception(error)  # type: ignore[attr-defined]
             return True
         return await super()._post_message(message)  # type: ignore[misc]
 
