@@ -15,6 +15,7 @@ a message) and ``take_input`` (how tuidbg's terminal driver does, ``ui.driver``)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from textual import events
@@ -46,10 +47,8 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
             continue
         if not node._message_queue.empty():
             return None  # (an earlier key may still be on its way up)
-        if isinstance(node, Widget) and type(node)._on_key is not Widget._on_key:
-            return None  # a widget that takes keys itself (Input, TextArea, Select)
-        if getattr(node, "on_key", None) is not None or _key_handled(node, event):
-            return None
+        if _key_handled(node, event):
+            return None  # a widget that handles keys itself (Input, TextArea, Select), or this key
         if node.check_consume_key(key, event.character) or node.is_modal:
             return None
     # (Textual's own chain copies every map to apply the keymap: only needed when there is one)
@@ -71,23 +70,26 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
 
 
 def _key_handled(node: object, event: events.Key) -> bool:
-    """``node`` has a key method for ``event`` (any of its names, as ``dispatch_key`` looks them up),
-    or an ``@on(events.Key)`` handler."""
-    if any(hasattr(node, f"key_{name}") or hasattr(node, f"_key_{name}") for name in event.name_aliases):
+    """``node`` handles keys itself (``_takes_keys``), or has a key method for ``event`` under any of
+    its names, as ``dispatch_key`` looks them up (``key_upper_n``, ``_key_f10``)."""
+    return _takes_keys(type(node)) or any(hasattr(node, f"key_{name}") or hasattr(node, f"_key_{name}")
+                                          for name in event.name_aliases)
+
+
+@functools.cache
+def _takes_keys(cls: type) -> bool:
+    """Widgets of ``cls`` handle keys themselves: their own ``_on_key`` (Input, TextArea, Select), an
+    ``on_key`` or an ``@on(events.Key)`` handler. Worked out once per class: asked at every key."""
+    if issubclass(cls, Widget) and cls._on_key is not Widget._on_key:
         return True
-    return any(events.Key in getattr(cls, "_decorated_handlers", {}) for cls in type(node).__mro__)
+    return hasattr(cls, "on_key") or any(events.Key in getattr(c, "_decorated_handlers", {}) for c in cls.__mro__)
 
 
 def take_input(app: App, message: Message) -> None:
     """A message from the driver's input thread, on the app's loop: a fast key runs its action, the
     rest go to the app's queue as Textual's driver would post them."""
-    try:
-        if isinstance(message, events.Key) and run(app, message):
-            return
-    except Exception as error:  # (as Textual does with an error of a key's handler)
-        app._handle_exception(error)
-        return
-    app.post_message(message)
+    if not (isinstance(message, events.Key) and run(app, message)):
+        app.post_message(message)
 
 
 class FastKeys:
@@ -96,11 +98,7 @@ class FastKeys:
     async def _post_message(self, message: Message) -> bool:
         # (how Textual's drivers hand the app each key, from their input thread; the terminal's own
         # driver calls take_input instead)
-        try:
-            if isinstance(message, events.Key) and run(self, message):  # type: ignore[arg-type]
-                return True
-        except Exception as error:  # (as Textual does with an error of a key's handler)
-            self._handle_exception(error)  # type: ignore[attr-defined]
+        if isinstance(message, events.Key) and run(self, message):  # type: ignore[arg-type]
             return True
         return await super()._post_message(message)  # type: ignore[misc]
 
@@ -109,12 +107,16 @@ class FastKeys:
 
 
 def run(app: App, event: events.Key) -> bool:
-    """Run ``event``'s action at once when ``binding_action`` finds one; whether it did."""
-    found = binding_action(app, event)
-    if found is None:
-        return False
-    name, params = found
-    if app.focused is not None:
-        app.screen._clear_tooltip()
-    getattr(app, f"action_{name}")(*params)
+    """Run ``event``'s action at once when ``binding_action`` finds one; whether it took the key. An
+    error of the action stops the app, as Textual does with an error of a key's handler."""
+    try:
+        found = binding_action(app, event)
+        if found is None:
+            return False
+        name, params = found
+        if app.focused is not None:
+            app.screen._clear_tooltip()
+        getattr(app, f"action_{name}")(*params)
+    except Exception as error:
+        app._handle_exception(error)
     return True
