@@ -465,8 +465,13 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             if isinstance(err, (EngineError, asyncio.TimeoutError)):
                 self._error(str(err) or type(err).__name__)
             else:
-                log.exception("worker failed", exc_info=err)
-                self._error(f"internal error in {event.worker.name or 'a task'}: {type(err).__name__}: {err}")
+                self._internal_error(event.worker.name or "a task", err)
+
+    def _internal_error(self, what: str, err: BaseException) -> None:
+        """A bug of tuidbg's in ``what`` (a worker's, a step's answer): logged, shown, and the
+        debugger goes on."""
+        log.error("%s failed", what, exc_info=err)
+        self._error(f"internal error in {what}: {type(err).__name__}: {err}")
 
     # -- quitting and restarting ------------------------------------------------------------------------
 

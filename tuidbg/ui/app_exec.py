@@ -23,10 +23,6 @@ from tuidbg.ui.screens.modals import GdbExitedScreen, PromptScreen
 log = logging.getLogger("tuidbg.ui")
 
 
-async def _raising(exc: Exception) -> None:
-    raise exc  # (reported by ExecPart._run, as any error of the command)
-
-
 class ExecPart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
@@ -39,21 +35,21 @@ class ExecPart:
 
     def _answered(self, task: asyncio.Future, what: str) -> None:
         # (a step's answer awaited by a task, not a worker: an error that is not the engine's is
-        # reported as a worker's is, app._worker_failed, not left to asyncio's log)
+        # reported as a worker's is, not left to asyncio's log)
         self._answers.discard(task)
         err = None if task.cancelled() else task.exception()
         if err is not None:
-            log.error("%s failed", what, exc_info=err)
-            self._error(f"internal error in {what}: {type(err).__name__}: {err}")
+            self._internal_error(what, err)
 
     async def _reported(self, coro_factory, what: str) -> None:
         """``coro_factory()`` awaited, its engine errors shown as "WHAT: ..."."""
         try:
             await coro_factory()
-        except GdbExited as exc:
-            self._error(f"{what}: gdb is gone ({exc.reason})")
         except EngineError as exc:
-            self._error(f"{what}: {exc}")
+            self._engine_error(what, exc)
+
+    def _engine_error(self, what: str, exc: EngineError) -> None:
+        self._error(f"{what}: gdb is gone ({exc.reason})" if isinstance(exc, GdbExited) else f"{what}: {exc}")
 
     def action_exec(self, op: str) -> None:
         st = self.state
@@ -90,7 +86,8 @@ class ExecPart:
             try:
                 answer = self.session.step_now(op)
             except EngineError as exc:
-                answer = _raising(exc)
+                self._engine_error(names[op], exc)
+                return
             task = asyncio.ensure_future(self._reported(lambda: answer, names[op]))
             self._answers.add(task)
             task.add_done_callback(lambda t, what=names[op]: self._answered(t, what))

@@ -129,11 +129,11 @@ class RunControl(CommandBase):
             raise
 
     async def until(self, location: str | None = None) -> None:
+        if not location:
+            await self.step_now("until")
+            return
         self._require_stopped("run until")
-        cmd = f"-exec-until {self._thread_opt()}".rstrip()
-        if location:
-            cmd += " " + location
-        await self.cmd(cmd)
+        await self.cmd(f"-exec-until {self._thread_opt()}".rstrip() + " " + location)
 
     async def run_to(self, fullname: str, line: int) -> None:
         """Continue to a source line (a temporary breakpoint there, then continue)."""
