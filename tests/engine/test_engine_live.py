@@ -363,3 +363,21 @@ async def test_step_now_writes_the_step_before_it_returns(make_session, threads_
     await answer
     st = await wait_stopped(s)
     assert st.stop.reason == "end-stepping-range" and st.frames[0].line != line
+
+
+async def test_until_the_next_line_and_until_a_location(make_session, threads_prog):
+    s = await make_session(mode="run", program=str(threads_prog))
+    await s.break_insert(function="middle")
+    await s.launch()
+    st = await wait_stopped(s)
+    assert st.frames[0].line == line_of(SRC, "middle_call")
+    await s.until()  # (the next line: step_now's)
+    st = await wait_stopped(s)
+    assert st.frames[0].func == "middle" and st.frames[0].line == line_of(SRC, "middle_after")
+    where = f"threads.c:{line_of(SRC, 'main_return')}"
+    await s.until(where)  # (gdb's until also stops where middle returns to)
+    st = await wait_stopped(s)
+    assert st.frames[0].func == "main" and st.frames[0].line == line_of(SRC, "main_call")
+    await s.until(where)
+    st = await wait_stopped(s)
+    assert st.frames[0].func == "main" and st.frames[0].line == line_of(SRC, "main_return")
