@@ -480,6 +480,11 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
                     pass
             if self.tty is not None:
                 self.tty.close()
+            for ext in self.extensions:
+                try:
+                    ext.closed()
+                except Exception:
+                    log.exception("extension close failed")
 
     async def _close_politely(self, how: str) -> None:
         if self._state.has_process:

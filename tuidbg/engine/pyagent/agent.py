@@ -434,7 +434,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
                         await self._delete_bp(number)
         except (EngineError, MIError, Timeout, GdbExited, OSError) as exc:
             log.info("agent shutdown: %s", exc)
-        await self._close_server()
+        self._close_server()
 
 
 def _canon(path: str, base: str) -> str:

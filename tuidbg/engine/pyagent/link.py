@@ -30,12 +30,17 @@ class AgentLink(AgentBase):
     async def _listen(self) -> None:
         if self._server is not None:
             return
-        self._dir = tempfile.mkdtemp(prefix="tuidbg-")
+        self._dir = tempfile.mkdtemp(prefix="tuidbg-agent-")
         os.chmod(self._dir, 0o700)
         self._sock_path = os.path.join(self._dir, "agent.sock")
         self._server = await asyncio.start_unix_server(self._on_client, path=self._sock_path, limit=1 << 24)
 
-    async def _close_server(self) -> None:
+    def closed(self) -> None:
+        """The session ended: the socket and its folder go (a run's program is killed without the
+        agent's shutdown; and a session closed any other way must not leave them either)."""
+        self._close_server()
+
+    def _close_server(self) -> None:
         # Every connection, the agent's and any still saying hello: an agent whose hello was not read
         # yet must see the end of the conversation (and switch itself off), not wait on it forever.
         for w in list(self._conns):
