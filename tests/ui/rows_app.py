@@ -2,8 +2,9 @@
 
 Keys: n moves the current line one down, N to the third row from the bottom of the view (not
 scrolled); t shows a notification (bottom right, over the source pane's last rows); ctrl+l redraws
-the screen as tuidbg does (every widget rendered anew). After each move it appends "LINE PAINTED_NOW" to
-the file named by argv[2] (whether the source pane wrote its rows to the terminal itself).
+the screen as tuidbg does (every widget rendered anew). After each move it appends "LINE PAINTED_NOW AHEAD"
+to the file named by argv[2]: whether the source pane wrote its rows to the terminal itself, and how
+many of them were texts drawn ahead (panes/source_ahead.py).
 
 Usage: python rows_app.py SOURCE_FILE LOG_FILE
 """
@@ -34,9 +35,19 @@ class RowsApp(SourceApp):
 
     def _moved(self, line: int) -> None:
         src = self.query_one(SourceView)
-        src.set_pc(line)
+        ahead, found = src.ahead.known, []
+
+        def counted():  # (the rows the step took from those drawn ahead)
+            known = ahead()
+            return None if known is None else lambda r, box: found.append(known(r, box)) or found[-1]
+
+        src.ahead.known = counted
+        try:
+            src.set_pc(line)
+        finally:
+            src.ahead.known = ahead
         with open(self.log_path, "a") as f:
-            f.write(f"{line} {src.painted_now}\n")
+            f.write(f"{line} {src.painted_now} {sum(t is not None for t in found)}\n")
 
     def action_down(self) -> None:
         self._moved((self.query_one(SourceView).pc_line or 0) + 1)

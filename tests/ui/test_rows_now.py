@@ -14,12 +14,13 @@ from conftest import requires_gdb
 from helpers import PROGRAMS
 from source_app import SourceApp
 from textual.app import ComposeResult
+from textual.geometry import Region
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from tmux_term import tmux  # noqa: F401 (fixture)
 
 from tuidbg.ui import rows_now
-from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.panes.source import BreakpointMark, SourceView
 
 SRC = PROGRAMS / "threads.c"
 ROWS_APP = Path(__file__).with_name("rows_app.py")
@@ -30,9 +31,15 @@ needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 def _log(path: Path) -> list[tuple[int, bool]]:
+    """(line, whether its rows were written at once) of each move"""
+    return [(line, painted) for line, painted, _ in _log_ahead(path)]
+
+
+def _log_ahead(path: Path) -> list[tuple[int, bool, int]]:
+    """... and how many of the rows were drawn ahead"""
     if not path.exists():
         return []
-    return [(int(a), b == "True") for a, b in (line.split() for line in path.read_text().splitlines())]
+    return [(int(a), b == "True", int(c)) for a, b, c in (line.split() for line in path.read_text().splitlines())]
 
 
 def _wait_log(path: Path, n: int, timeout: float = 20.0) -> list[tuple[int, bool]]:
@@ -79,7 +86,9 @@ def test_the_rows_written_at_once_are_the_rows_textual_draws(tmux, tmp_path):
     for n in range(1, 4):
         tmux.keys("n")
         _wait_log(log, n)
-    assert _log(log) == [(4, True), (5, True), (6, True)]  # (each wrote its rows itself)
+        time.sleep(0.2)  # (the next rows are drawn ahead meanwhile)
+    # each wrote its rows itself, the old line's and the new one's drawn ahead
+    assert _log_ahead(log) == [(4, True, 2), (5, True, 2), (6, True, 2)]
     written = _settled(tmux)
     assert "6▶" in tmux.screen().replace(" ", "")  # the marker on the new line, in the terminal
     assert _repainted_by_textual(tmux) == written  # colours and all, as Textual draws every row
@@ -194,3 +203,66 @@ async def test_no_boxes_while_another_pane_is_maximized():
         app.screen.minimize()
         await pilot.pause()
         assert rows_now.boxes(src, [1])
+
+
+# -- rows drawn ahead of a step (panes/source_ahead.py) --------------------------------------------
+
+
+async def test_rows_drawn_ahead_are_the_rows_a_step_renders():
+    app = SourceApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        src = await _shown(app, pilot)
+        src.set_pc(3)
+        await pilot.pause()
+        src.ahead.prepare()
+        top = src.scroll_offset.y
+        box = dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
+        # what the compositor renders of a row afterwards (a notification gone from over it) is the
+        # row as it is: drawing ahead leaves nothing of the row as it is not in the widget's cache
+        row = Region(0, src.content_offset.y + 9 - 1 - top, src.region.width, 1)
+        assert "▶" not in "".join(s.text for s in src.render_lines(row)[0])
+        old = 3
+        for line in (4, 9, 12):
+            ahead_new = src.ahead.rows[(line, "pc")][3]
+            ahead_old = src.ahead.rows[(old, "plain")][3]
+            known = src.ahead.known
+            src.set_pc(line)  # (headless: Textual repaints the rows; the texts are compared here)
+            await pilot.pause()
+            assert src.scroll_offset.y == top
+            assert rows_now.row_text(src, line - 1 - top, box[line - 1 - top]) == ahead_new
+            assert rows_now.row_text(src, old - 1 - top, box[old - 1 - top]) == ahead_old
+            assert "▶" in ahead_new and "▶" not in ahead_old
+            src.ahead.prepare()  # (the new current line's plain row: the only one not drawn yet)
+            assert known is not None
+            old = line
+
+
+async def test_rows_drawn_ahead_are_used_only_while_they_are_what_the_row_shows():
+    app = SourceApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        src = await _shown(app, pilot)
+        src.set_pc(3)
+        await pilot.pause()
+        src.ahead.prepare()
+        top = src.scroll_offset.y
+        box = dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
+
+        def text(line: int) -> str | None:
+            known = src.ahead.known()
+            return None if known is None else known(line - 1 - top, box[line - 1 - top])
+
+        src.pc_line = src.cursor_line = 7  # (as set_pc leaves them, for the lookup alone)
+        assert text(7) == src.ahead.rows[(7, "pc")][3]
+        assert text(3) == src.ahead.rows[(3, "plain")][3]
+        src.set_marks({7: BreakpointMark()})  # a breakpoint on the line: its row is drawn anew
+        assert text(7) is None and text(3) is not None
+        src.set_marks({})
+        assert text(7) is not None
+        assert text(8) is None  # (not a current line's row: the cursor's rows are not drawn ahead)
+        src.search = "int"  # the view's look changes: no row is taken from before
+        assert src.ahead.known() is None
+        src.search = None
+        assert src.ahead.known() is not None
+        app.theme = "tuidbg-light"
+        await pilot.pause()
+        assert src.ahead.known() is None

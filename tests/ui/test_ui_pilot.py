@@ -460,3 +460,26 @@ async def test_a_run_reaches_the_panes_though_gdb_keeps_sending_states(threads_p
         assert any(s.process is ProcessState.RUNNING for s in seen)  # not held back while they came
         app._on_engine_state(stop)  # (the engine's own state again)
         await until(pilot, lambda: seen and seen[-1] is stop, 5, "the stop back")
+
+
+async def test_a_stop_is_taken_at_once_unless_a_state_waits_before_it(threads_prog):
+    """The engine's stop reaches the panes in the engine's own call, past the app's queue, when no state
+    waits in that queue (app_source._on_engine_state); a stop after a state still queued waits its turn."""
+    app = make_app(program=str(threads_prog), ex=["break middle"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        await pilot.pause()
+        stop = app.state
+        seen: list = []  # the states the app took in, in order
+        real = app._stop_line_held  # (its first call)
+        app._stop_line_held = lambda state: (seen.append(state), real(state))[1]
+        again = stop.evolve(activity="again")  # (another stop state: a new object)
+        app._on_engine_state(again)
+        assert seen == [again]  # taken in the engine's call
+        iid = stop.inferiors[0].id
+        run = stop.with_inferior(iid, process=ProcessState.RUNNING)
+        app._post_state(run)  # a state queued (the app's own message)...
+        app._on_engine_state(stop)  # ... and a stop after it
+        assert seen == [again]  # waits behind the queued run
+        await until(pilot, lambda: len(seen) >= 2 and seen[-1] is stop, 5, "the stop after the run")
+        assert app.state is stop

@@ -352,9 +352,13 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                 log_w.write_lines(group, style=style)
 
     def on_state_changed(self, message: StateChanged) -> None:
+        if message.state is self._posted:
+            self._posted = None  # (the queue holds no state now: the next stop is taken at once)
+        self._take_state(message.state)
+
+    def _take_state(self, state: DebuggerState) -> None:
         if self._closing_screen():
             return
-        state = message.state
         if state.python.transient:
             return  # a short internal stop (or run) of the Python agent: nothing for the user to see
         if self._stop_line_held(state):

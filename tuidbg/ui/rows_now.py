@@ -13,6 +13,14 @@ own, and no other widget (a notification, a tooltip, a menu) over those rows. Ot
 False and the caller refreshes the rows the usual way. The rows are not marked for Textual to repaint: they are on
 the screen already, rendered from the widget's present state, as Textual would have rendered them.
 
+A row rendered after 50 ms of idle takes several times its warm time (~0.4 ms against 74 µs: caches
+gone cold). So the source pane draws ahead, once a stop is shown, the rows a step may change next
+(``row_text(keep=False)``: every row in view as the current line, the current line as a plain row),
+and a step writes those texts (``known``): the render the step would do, done before the key. Each
+is kept with what it was drawn from (the pane's geometry, styles and focus, the line's text and
+highlighting, its breakpoint mark) and used only while all of that is the same
+(``panes/source.py``).
+
 Uses Textual's private names (the compositor's map, the widget's styles cache, the driver's writer):
 pyproject pins textual to 8.2, and tests/ui/test_rows_now.py compares the rows, in a terminal, with
 Textual's own.
@@ -20,7 +28,7 @@ Textual's own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from weakref import WeakKeyDictionary
 
 from rich.control import Control
@@ -73,10 +81,23 @@ def boxes(widget: Widget, rows: Iterable[int]) -> list[tuple[int, Region]] | Non
     return found
 
 
-def paint_rows(widget: Widget, rows: Iterable[int]) -> bool:
+def row_text(widget: Widget, r: int, box: Region, keep: bool = True) -> str:
+    """The terminal text that draws ``widget``'s content row ``r`` in ``box`` (where ``boxes`` put it): Textual's
+    own render of the row. ``keep=False``: a row drawn ahead, as it is not yet (the widget's render cache is
+    left without it)."""
+    row = Region(0, widget.content_offset.y + r, widget.region.width, 1)
+    widget._styles_cache.set_dirty(row)  # (its cache may hold the row as it was)
+    strip = widget.render_lines(row)[0].crop(0, box.width)
+    if not keep:
+        widget._styles_cache.set_dirty(row)
+    return Control.move_to(box.x, box.y).segment.text + strip.render(widget.app.console)
+
+
+def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region], str | None] | None = None) -> bool:
     """Write ``widget``'s content rows ``rows`` (0 = the top row of its content area) to the terminal
     now; False, having written nothing, where that cannot be done the same as Textual would (``boxes``;
-    and a terminal is needed: not under a headless driver)."""
+    and a terminal is needed: not under a headless driver). ``known(row, box)``: the row's text drawn
+    ahead, or None (it is rendered now)."""
     app = widget.app
     driver = app._driver
     if app.is_headless or app.is_inline or driver is None or not app._running or app._closed:
@@ -86,16 +107,10 @@ def paint_rows(widget: Widget, rows: Iterable[int]) -> bool:
         return False
     if not found:
         return True
-    region = widget.region
-    top = widget.content_offset.y
     parts: list[str] = []
-    console = app.console
     for r, box in found:
-        row = Region(0, top + r, region.width, 1)
-        widget._styles_cache.set_dirty(row)  # (its cache may hold the row as it was)
-        strip = widget.render_lines(row)[0].crop(0, box.width)
-        parts.append(Control.move_to(box.x, box.y).segment.text)
-        parts.append(strip.render(console))
+        text = known(r, box) if known is not None else None
+        parts.append(row_text(widget, r, box) if text is None else text)
     parts.append(Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text)
     text = "".join(parts)
     if app._sync_available:  # (as Textual's own updates: the terminal shows it whole)

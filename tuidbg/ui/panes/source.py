@@ -12,6 +12,7 @@ with the keyboard; breakpoints toggle at the cursor or by a click in the gutter.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tuidbg.ui.panes.source_ahead import RowsAhead
 from tuidbg.ui.rows_now import paint_rows
 from tuidbg.ui.text import visible
 
@@ -198,6 +200,10 @@ class SourceView(ScrollView, can_focus=True):
         self._generation = 0
         self._mtime: float | None = None
         self._styles: dict[str, Style] = {}
+        self._kept_in_view = -1  # the file (_generation) whose line set_pc looked at again after a layout
+        self._style_generation = 0  # (the theme changed: every row drawn ahead is out of date)
+        self.ahead = RowsAhead(self)  # the rows a step may change next, drawn ahead
+        self._as_if: tuple[int | None, int | None] | None = None  # (current line, cursor line) drawing one
 
     # -- content ------------------------------------------------------------------------------
 
@@ -258,16 +264,22 @@ class SourceView(ScrollView, can_focus=True):
                 self.scroll_to_line(line)
                 # A new file may bring a horizontal scroll bar with the next layout, which takes a row
                 # and lowers how far the view may scroll: look again once it is there.
-                self.call_after_refresh(self._keep_in_view, line)
+                if self._generation != self._kept_in_view:
+                    self._kept_in_view = self._generation
+                    self.call_after_refresh(self._keep_in_view, line)
         finally:
             self._changed_rows = None
         # Only the rows of the old and the new line repaint (a step is a few ms of rendering less, and
         # less to write to the terminal), written at once where that is the same (ui.rows_now); a
         # scroll repaints the view by itself.
         top_row = self.scroll_offset.y
-        self.painted_now = scrolled.y == top_row and paint_rows(self, [n - 1 - top_row for n in changed if n is not None])
+        self.painted_now = scrolled.y == top_row and paint_rows(
+            self, [n - 1 - top_row for n in changed if n is not None], self.ahead.known())
         if not self.painted_now:
             self._refresh_rows(*changed)
+        elif self._on_pc_painted:
+            self._pc_painted()  # (its row was drawn ahead: nothing rendered it now)
+        self.ahead.schedule(line is not None)
 
     def after_pc_painted(self, callback: Callable[[], None], at_most: float = PC_PAINT_WAIT) -> None:
         """Call ``callback`` once the current line has been rendered into a screen update (soon after that
@@ -283,7 +295,8 @@ class SourceView(ScrollView, can_focus=True):
                 callback()
 
         self._on_pc_painted.append(once)
-        self.set_timer(at_most, once)
+        # (the loop's own timer: a Textual timer is a task and a message, at every stop before its line is out)
+        asyncio.get_running_loop().call_later(at_most, once)
 
     def _pc_painted(self) -> None:
         callbacks, self._on_pc_painted = self._on_pc_painted, []
@@ -505,11 +518,12 @@ class SourceView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         line = index + 1
         line_style = base
-        if line == self.pc_line:
+        pc_line, cursor_line = self._as_if or (self.pc_line, self.cursor_line)
+        if line == pc_line:
             line_style = base + self._style("source--pc-line" if self.pc_is_top else "source--caller-line")
-            if self._on_pc_painted:
+            if self._on_pc_painted and self._as_if is None:
                 self._pc_painted()
-        elif line == self.cursor_line and self.has_focus:
+        elif line == cursor_line and self.has_focus:
             line_style = base + self._style("source--cursor-line")
         gutter_w = self._gutter_width()
         mark = self.marks.get(line)
@@ -518,14 +532,14 @@ class SourceView(ScrollView, can_focus=True):
             bp_seg = Segment(mark.glyph, line_style + gstyle)
         else:
             bp_seg = Segment(" ", line_style)
-        if line == self.pc_line:
+        if line == pc_line:
             pc_seg = Segment("▶" if self.pc_is_top else "▷", line_style + self._style("source--gutter-pc"))
-        elif line == self.cursor_line:
+        elif line == cursor_line:
             pc_seg = Segment("›", line_style + self._style("source--gutter"))
         else:
             pc_seg = Segment(" ", line_style)
         num = str(line).rjust(gutter_w - 3)
-        num_class = "source--gutter-pc" if line == self.pc_line else "source--gutter"
+        num_class = "source--gutter-pc" if line == pc_line else "source--gutter"
         gutter = [bp_seg, Segment(num, line_style + self._style(num_class)), pc_seg, Segment(" ", line_style)]
         code = [Segment(s.text, line_style + s.style if s.style else line_style) for s in self._code_segments(index)]
         code_strip = Strip(code).crop_extend(scroll_x, scroll_x + max(0, width - gutter_w), line_style)
@@ -533,6 +547,7 @@ class SourceView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._style_generation += 1
         self._styles.clear()
         self._cache.clear()
         self.refresh()

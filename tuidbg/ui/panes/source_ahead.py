@@ -1,0 +1,101 @@
+"""The source view's rows drawn ahead of a step (``SourceView.ahead``).
+
+A row rendered after 50 ms of idle takes several times its warm time (~0.4 ms against 74 µs: caches
+gone cold), and a step renders two: the old line's row and the new one's. So once a stop is shown,
+``prepare`` draws (``rows_now.row_text``, Textual's own render) the rows the next step may change:
+every row in view as the current line (the cursor's line too, as a step makes it), and the current
+line's row as a plain one. A step's ``rows_now.paint_rows`` then writes those texts (``known``)
+instead of rendering: bench/RESULTS.md, "Rows drawn ahead".
+
+Each text is kept with what it was drawn from: the view as a whole (``_key``: its file, size,
+horizontal scroll, focus, search, theme, whether the current line is the newest frame's), and the
+row's own (its place on the screen, its line's code segments, the same object while the text and its
+highlighting stay, and its breakpoint mark). A text is used only while all of that is unchanged;
+otherwise the row is rendered as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from textual.geometry import Region
+
+from tuidbg.ui.rows_now import boxes, row_text
+
+# The rows are drawn this long after the current line was shown (after the stop's own updates).
+AHEAD_AFTER = 0.03
+
+
+class RowsAhead:
+    """Rows of one ``SourceView`` drawn ahead: (line, role) -> (code segments, mark, box, text)."""
+
+    def __init__(self, view: Any) -> None:
+        self.view = view  # a SourceView (not imported: it imports this module)
+        self.rows: dict[tuple, tuple] = {}
+        self.drawn_for: tuple | None = None  # the view's _key when the rows were drawn
+        self._timer: asyncio.TimerHandle | None = None
+
+    def _key(self) -> tuple:
+        """What every row's look depends on besides its own line, current line and cursor."""
+        v = self.view
+        return (v.path, v._generation, v.scroll_offset.x, v.size, v.has_focus, v.search, v.pc_is_top,
+                v._style_generation)
+
+    def _fits(self, line: int, role: str, box: Region) -> tuple | None:
+        got = self.rows.get((line, role))
+        v = self.view
+        if got is None or got[2] != box or got[0] is not v._cache.get(line - 1) or got[1] != v.marks.get(line):
+            return None
+        return got
+
+    def known(self) -> Callable[[int, Region], str | None] | None:
+        """For ``paint_rows``: a row's text drawn ahead, where it is still what the row shows."""
+        if not self.rows or self.drawn_for != self._key():
+            return None
+        v = self.view
+        top, pc, cursor = v.scroll_offset.y, v.pc_line, v.cursor_line
+
+        def known(r: int, box: Region) -> str | None:
+            line = top + r + 1
+            role = "pc" if line == pc == cursor else "plain" if line not in (pc, cursor) else ""
+            got = self._fits(line, role, box)
+            return None if got is None else got[3]
+
+        return known
+
+    def schedule(self, shown: bool) -> None:
+        """A current line was set (``shown``: one is shown): the rows are drawn AHEAD_AFTER later."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        if shown and not self.view.app.is_headless:  # (headless: no terminal to write rows to)
+            self._timer = asyncio.get_running_loop().call_later(AHEAD_AFTER, self.prepare)
+
+    def prepare(self) -> None:
+        """Draw the rows the next step may change that are not drawn yet for the view as it is."""
+        self._timer = None
+        v = self.view
+        if not v.lines or v.pc_line is None or not v.is_attached:
+            return
+        found = boxes(v, range(v.scrollable_content_region.height))
+        if not found:
+            return
+        key = self._key()
+        if key != self.drawn_for:
+            self.rows, self.drawn_for = {}, key
+        top = v.scroll_offset.y
+        for r, box in found:
+            line = top + r + 1
+            if line > len(v.lines):
+                break
+            for role, as_if in (("pc", (line, line)), ("plain", (None, None))):
+                if (role == "plain" and line != v.pc_line) or self._fits(line, role, box) is not None:
+                    continue
+                v._as_if = as_if
+                try:
+                    text = row_text(v, r, box, keep=False)
+                finally:
+                    v._as_if = None
+                self.rows[(line, role)] = (v._cache.get(line - 1), v.marks.get(line), box, text)
