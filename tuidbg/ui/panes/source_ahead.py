@@ -24,8 +24,10 @@ from textual.geometry import Region
 
 from tuidbg.ui.rows_now import boxes, row_text
 
-# The rows are drawn this long after the current line was shown (after the stop's own updates).
+# The rows are drawn this long after the current line was shown (after the stop's own updates), and
+# again as long later while the screen has an update of its own pending (a layout, a scroll), a few times.
 AHEAD_AFTER = 0.03
+AHEAD_TRIES = 10
 
 
 class RowsAhead:
@@ -36,6 +38,7 @@ class RowsAhead:
         self.rows: dict[tuple, tuple] = {}
         self.drawn_for: tuple | None = None  # the view's _key when the rows were drawn
         self._timer: asyncio.TimerHandle | None = None
+        self._tries = 0
 
     def _key(self) -> tuple:
         """What every row's look depends on besides its own line, current line and cursor."""
@@ -70,6 +73,7 @@ class RowsAhead:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = None
+        self._tries = 0
         if shown and not self.view.app.is_headless:  # (headless: no terminal to write rows to)
             self._timer = asyncio.get_running_loop().call_later(AHEAD_AFTER, self.prepare)
 
@@ -80,6 +84,10 @@ class RowsAhead:
         if not v.lines or v.pc_line is None or not v.is_attached:
             return
         found = boxes(v, range(v.scrollable_content_region.height))
+        if found is None and self._tries < AHEAD_TRIES and not v.app.is_headless:
+            self._tries += 1  # (Textual has the view's rows to compose first: later)
+            self._timer = asyncio.get_running_loop().call_later(AHEAD_AFTER, self.prepare)
+            return
         if not found:
             return
         key = self._key()
