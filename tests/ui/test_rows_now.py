@@ -208,15 +208,19 @@ async def test_no_boxes_while_another_pane_is_maximized():
 # -- rows drawn ahead of a step (panes/source_ahead.py) --------------------------------------------
 
 
+async def _drawn_ahead(app, pilot) -> tuple[SourceView, int, dict]:
+    """The view with its current line on line 3 and the rows drawn ahead: (view, top line, boxes by row)."""
+    src = await _shown(app, pilot)
+    src.set_pc(3)
+    await pilot.pause()
+    src.ahead.prepare()
+    return src, src.scroll_offset.y, dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
+
+
 async def test_rows_drawn_ahead_are_the_rows_a_step_renders():
     app = SourceApp()
     async with app.run_test(size=(80, 20)) as pilot:
-        src = await _shown(app, pilot)
-        src.set_pc(3)
-        await pilot.pause()
-        src.ahead.prepare()
-        top = src.scroll_offset.y
-        box = dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
+        src, top, box = await _drawn_ahead(app, pilot)
         # what the compositor renders of a row afterwards (a notification gone from over it) is the
         # row as it is: drawing ahead leaves nothing of the row as it is not in the widget's cache
         row = Region(0, src.content_offset.y + 9 - 1 - top, src.region.width, 1)
@@ -225,7 +229,6 @@ async def test_rows_drawn_ahead_are_the_rows_a_step_renders():
         for line in (4, 9, 12):
             ahead_new = src.ahead.rows[(line, "pc")][3]
             ahead_old = src.ahead.rows[(old, "plain")][3]
-            known = src.ahead.known
             src.set_pc(line)  # (headless: Textual repaints the rows; the texts are compared here)
             await pilot.pause()
             assert src.scroll_offset.y == top
@@ -233,19 +236,13 @@ async def test_rows_drawn_ahead_are_the_rows_a_step_renders():
             assert rows_now.row_text(src, old - 1 - top, box[old - 1 - top]) == ahead_old
             assert "▶" in ahead_new and "▶" not in ahead_old
             src.ahead.prepare()  # (the new current line's plain row: the only one not drawn yet)
-            assert known is not None
             old = line
 
 
 async def test_rows_drawn_ahead_are_used_only_while_they_are_what_the_row_shows():
     app = SourceApp()
     async with app.run_test(size=(80, 20)) as pilot:
-        src = await _shown(app, pilot)
-        src.set_pc(3)
-        await pilot.pause()
-        src.ahead.prepare()
-        top = src.scroll_offset.y
-        box = dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
+        src, top, box = await _drawn_ahead(app, pilot)
 
         def text(line: int) -> str | None:
             known = src.ahead.known()
