@@ -32,6 +32,23 @@ def _own_state_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
+# The Python agent's socket folders (tuidbg.engine.pyagent.link), made in the temporary folder.
+_AGENT_DIRS = os.path.join(tempfile.gettempdir(), "tuidbg-agent-*")
+
+
+@pytest.fixture(autouse=True)
+def _no_agent_folder_left_behind():
+    """Nothing left behind: the agent's socket folders that a test's sessions and tuidbg processes made
+    are gone once they have ended (a tuidbg process the test ended may take a moment). (Before
+    _no_app_left_behind: checked after an app the test left is abandoned.)"""
+    before = set(glob.glob(_AGENT_DIRS))
+    yield
+    deadline = time.monotonic() + 5
+    while (left := set(glob.glob(_AGENT_DIRS)) - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"the agent's folders were left behind: {sorted(left)}"
+
+
 @pytest.fixture(autouse=True)
 def _no_app_left_behind():
     yield
@@ -42,22 +59,6 @@ def _no_app_left_behind():
     # middle of a later import: on CPython 3.11.7 an error raised there during pytest's assertion
     # rewrite shows as "SystemError: AST constructor recursion depth mismatch" (CPython gh-106905).
     gc.collect()
-
-
-# The Python agent's socket folders (tuidbg.engine.pyagent.link), made in the temporary folder.
-_AGENT_DIRS = os.path.join(tempfile.gettempdir(), "tuidbg-agent-*")
-
-
-@pytest.fixture(autouse=True)
-def _no_agent_folder_left_behind():
-    """Nothing left behind: the agent's socket folders that a test's sessions and tuidbg processes made
-    are gone once they have ended (a tuidbg process the test ended may take a moment)."""
-    before = set(glob.glob(_AGENT_DIRS))
-    yield
-    deadline = time.monotonic() + 5
-    while (left := set(glob.glob(_AGENT_DIRS)) - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"the agent's folders were left behind: {sorted(left)}"
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The source pane alone in a real terminal, for tests/ui/test_rows_now.py (run in tmux).
 
-Keys: n moves the current line one down, N to the third row from the bottom of the view (not
-scrolled); t shows a notification (bottom right, over the source pane's last rows); ctrl+l redraws
+Keys: n moves the current line one down, p one up, N to the third row from the bottom of the view (not
+scrolled); t shows a notification (bottom right, over the source pane's last rows), T one that goes
+after a second; up and down move the cursor (the source pane's own keys); ctrl+l redraws
 the screen as tuidbg does (every widget rendered anew). After each move it appends "LINE PAINTED_NOW AHEAD"
 to the file named by argv[2]: whether the source pane wrote its rows to the terminal itself, and how
 many of them were texts drawn ahead (panes/source_ahead.py).
@@ -21,7 +22,7 @@ from tuidbg.ui.panes.source import SourceView
 
 
 class RowsApp(SourceApp):
-    BINDINGS = [Binding("n", "down", "Down"), Binding("N", "bottom", "Bottom"), Binding("t", "toast", "Toast"),
+    BINDINGS = [Binding("n", "down", "Down"), Binding("p", "up", "Up"), Binding("N", "bottom", "Bottom"), Binding("t", "toast", "Toast"), Binding("T", "toast(1)", "Short toast"),
                 Binding("ctrl+l", "redraw", "Redraw")]
 
     def __init__(self, source: str, log: str) -> None:
@@ -52,6 +53,9 @@ class RowsApp(SourceApp):
     def action_down(self) -> None:
         self._moved((self.query_one(SourceView).pc_line or 0) + 1)
 
+    def action_up(self) -> None:
+        self._moved((self.query_one(SourceView).pc_line or 2) - 1)
+
     def action_bottom(self) -> None:
         src = self.query_one(SourceView)
         self._moved(src.scroll_offset.y + src.scrollable_content_region.height - 2)
@@ -59,8 +63,8 @@ class RowsApp(SourceApp):
     def action_redraw(self) -> None:
         redraw(self.screen)
 
-    def action_toast(self) -> None:
-        self.notify("a toast over the source rows", timeout=60)
+    def action_toast(self, timeout: float = 60) -> None:
+        self.notify("a toast over the source rows", timeout=timeout)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from textual.geometry import Region
 from textual.screen import ModalScreen
 from textual.widgets import Static
 from tmux_term import tmux  # noqa: F401 (fixture)
+from ui_helpers import until
 
 from tuidbg.ui import rows_now
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
@@ -92,6 +93,34 @@ def test_the_rows_written_at_once_are_the_rows_textual_draws(tmux, tmp_path):
     written = _settled(tmux)
     assert "6▶" in tmux.screen().replace(" ", "")  # the marker on the new line, in the terminal
     assert _repainted_by_textual(tmux) == written  # colours and all, as Textual draws every row
+
+
+@needs_tmux
+def test_rows_written_from_those_drawn_ahead_are_composed_anew_afterwards(tmux, tmp_path):
+    """A row Textual drew (the cursor went over it) and then written from a text drawn ahead: when a
+    notification over it goes, Textual composes it as it is now, not as it drew it before."""
+    log = tmp_path / "moves"
+    tmux.start([sys.executable, str(ROWS_APP), str(SRC), str(log)])
+    tmux.wait_for("#include")
+    _settled(tmux)
+    tmux.keys("N")  # the current line to a row a notification covers
+    _wait_log(log, 1)
+    time.sleep(0.3)
+    tmux.keys("Up")  # the cursor over the current line's row and back: Textual draws them
+    tmux.keys("Down")
+    time.sleep(0.3)
+    tmux.keys("p")  # a step (a line up): both rows written from texts drawn ahead
+    _wait_log(log, 2)
+    assert _log_ahead(log)[1][1:] == (True, 2)
+    tmux.keys("T")  # a notification over those rows, gone after a second
+    tmux.wait_for("a toast over the source rows")
+    deadline = time.monotonic() + 10
+    while "a toast over the source rows" in tmux.screen():
+        assert time.monotonic() < deadline, "the notification never went"
+        time.sleep(0.1)
+    after = _settled(tmux)
+    assert tmux.screen().count("▶") == 1
+    assert _repainted_by_textual(tmux) == after
 
 
 @needs_tmux
@@ -213,7 +242,7 @@ async def _drawn_ahead(app, pilot) -> tuple[SourceView, int, dict]:
     src = await _shown(app, pilot)
     src.set_pc(3)
     await pilot.pause()
-    src.ahead.prepare()
+    src.ahead.prepare(at_most=1000)
     return src, src.scroll_offset.y, dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
 
 
@@ -235,8 +264,23 @@ async def test_rows_drawn_ahead_are_the_rows_a_step_renders():
             assert rows_now.row_text(src, line - 1 - top, box[line - 1 - top]) == ahead_new
             assert rows_now.row_text(src, old - 1 - top, box[old - 1 - top]) == ahead_old
             assert "▶" in ahead_new and "▶" not in ahead_old
-            src.ahead.prepare()  # (the new current line's plain row: the only one not drawn yet)
+            src.ahead.prepare(at_most=1000)  # (the new current line's plain row: the only one not drawn yet)
             old = line
+
+
+async def test_rows_are_drawn_a_few_at_a_time_nearest_the_current_line_first():
+    from tuidbg.ui.panes.source_ahead import AHEAD_SLICE
+
+    app = SourceApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        src = await _shown(app, pilot)
+        src.set_pc(8)
+        await pilot.pause()
+        src.ahead.prepare()
+        assert AHEAD_SLICE == 6 and set(src.ahead.rows) == {(8, "pc"), (8, "plain"), (7, "pc"), (9, "pc"), (6, "pc"),
+                                                            (10, "pc")}
+        in_view = src.scrollable_content_region.height
+        await until(pilot, lambda: len(src.ahead.rows) == in_view + 1, 5, "every row drawn")
 
 
 async def test_rows_drawn_ahead_are_used_only_while_they_are_what_the_row_shows():

@@ -15,9 +15,11 @@ Python agent, CUDA): ``Extension``, whose hooks the session calls in this order:
 - ``restore_bytes()`` and ``abandon()``: gdb is hung or gone and the session leaves the program
   without it (``DebugSession.abandon``): the code the extension's breakpoints cover, and a
   synchronous chance to switch off what it put in the program.
-- ``closed()``: the session has ended (``DebugSession.close``, however it went: detached, killed,
-  gdb gone, cancelled): free what the extension holds in tuidbg's own process and on disk (a
-  listening socket and its folder). Synchronous.
+- ``closed()``: the session has ended or let gdb go (``DebugSession.close``, however it went:
+  detached, killed, gdb gone, cancelled; ``DebugSession.abandon``): free what the extension holds
+  in tuidbg's own process and on disk (a listening socket and its folder). Synchronous, called once
+  or more, and possibly from another thread than the loop's (a signal guard's, while the loop
+  hangs): there, files only.
 
 Which extensions a session has is decided where sessions are made (``tuidbg.engine.debugger``):
 this module and the session know none of them.

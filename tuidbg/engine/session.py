@@ -472,7 +472,8 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
                 except (EngineError, asyncio.TimeoutError, OSError) as exc:
                     log.info("gdb did not close the session (%s); acting without it", exc)
         finally:
-            self.abandon(how)
+            self.abandon(how)  # (which also lets the extensions go: _extensions_closed)
+            self._extensions_closed()
             if self.client is not None:
                 try:
                     await asyncio.wait_for(self.client.close(), 3)
@@ -480,11 +481,13 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
                     pass
             if self.tty is not None:
                 self.tty.close()
-            for ext in self.extensions:
-                try:
-                    ext.closed()
-                except Exception:
-                    log.exception("extension close failed")
+
+    def _extensions_closed(self) -> None:
+        for ext in self.extensions:
+            try:
+                ext.closed()
+            except Exception:
+                log.exception("extension close failed")
 
     async def _close_politely(self, how: str) -> None:
         if self._state.has_process:
@@ -543,6 +546,7 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         if gdb:
             # kill a live gdb; wait for a dying one (its pipes close before the kernel detaches its tracees)
             rescue.kill_gdb(gdb)
+        self._extensions_closed()
         if self.config.remote and how == "detach" and not self._detached and self._state.pid:
             # (gdbserver on the node still traces it, with gdb's breakpoints in its code)
             return remote.release(self.config, remote.breakpoint_addresses(self._state.breakpoints))

@@ -110,7 +110,11 @@ def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region
     parts: list[str] = []
     for r, box in found:
         text = known(r, box) if known is not None else None
-        parts.append(row_text(widget, r, box) if text is None else text)
+        if text is None:
+            text = row_text(widget, r, box)
+        else:  # (Textual's cache may hold the row as it was before: it renders it anew when it next composes it)
+            widget._styles_cache.set_dirty(Region(0, widget.content_offset.y + r, widget.region.width, 1))
+        parts.append(text)
     parts.append(Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text)
     text = "".join(parts)
     if app._sync_available:  # (as Textual's own updates: the terminal shows it whole)

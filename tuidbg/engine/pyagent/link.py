@@ -36,8 +36,16 @@ class AgentLink(AgentBase):
         self._server = await asyncio.start_unix_server(self._on_client, path=self._sock_path, limit=1 << 24)
 
     def closed(self) -> None:
-        """The session ended: the socket and its folder go (a run's program is killed without the
-        agent's shutdown; and a session closed any other way must not leave them either)."""
+        """The session ended, or let gdb go: the socket and its folder go (a run's program is killed
+        without the agent's shutdown; and a session ended any other way must not leave them either).
+        Off the loop's thread (a signal guard's, the loop hung) only the folder is removed."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            folder, self._dir = self._dir, None
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
+            return
         self._close_server()
 
     def _close_server(self) -> None:

@@ -292,7 +292,10 @@ class SourceView(ScrollView, can_focus=True):
                 called = True
                 if once in self._on_pc_painted:  # (the wait ran out: no later render calls it again)
                     self._on_pc_painted.remove(once)
-                callback()
+                try:
+                    callback()
+                except Exception as error:  # (from the loop's timer too: an error stops the app as Textual's would)
+                    self.app._handle_exception(error)
 
         self._on_pc_painted.append(once)
         # (the loop's own timer: a Textual timer is a task and a message, at every stop before its line is out)
@@ -315,6 +318,7 @@ class SourceView(ScrollView, can_focus=True):
         if marks != self.marks:
             self.marks = marks
             self.refresh()
+            self.ahead.schedule(self.pc_line is not None)
 
     def _content_width(self) -> int:
         longest = 0
@@ -365,6 +369,7 @@ class SourceView(ScrollView, can_focus=True):
         for i in range(chunk * size, min(len(self.lines), (chunk + 1) * size)):
             self._cache.discard(i)
         self.refresh()
+        self.ahead.schedule(self.pc_line is not None)  # (the rows drawn ahead had no highlighting)
 
     @property
     def highlighted(self) -> bool:

@@ -28,6 +28,9 @@ from tuidbg.ui.rows_now import boxes, row_text
 # again as long later while the screen has an update of its own pending (a layout, a scroll), a few times.
 AHEAD_AFTER = 0.03
 AHEAD_TRIES = 10
+# Rows drawn at a time, nearest the current line first; the loop's other work (a key) has its turn
+# between (a view of 60 rows after a scroll is ~25 ms of rendering, cold).
+AHEAD_SLICE = 6
 
 
 class RowsAhead:
@@ -77,8 +80,9 @@ class RowsAhead:
         if shown and not self.view.app.is_headless:  # (headless: no terminal to write rows to)
             self._timer = asyncio.get_running_loop().call_later(AHEAD_AFTER, self.prepare)
 
-    def prepare(self) -> None:
-        """Draw the rows the next step may change that are not drawn yet for the view as it is."""
+    def prepare(self, at_most: int = AHEAD_SLICE) -> None:
+        """Draw the rows the next step may change that are not drawn yet for the view as it is, ``at_most``
+        at a time (the rest in the loop's next turn)."""
         self._timer = None
         v = self.view
         if not v.lines or v.pc_line is None or not v.is_attached:
@@ -93,14 +97,19 @@ class RowsAhead:
         key = self._key()
         if key != self.drawn_for:
             self.rows, self.drawn_for = {}, key
-        top = v.scroll_offset.y
-        for r, box in found:
+        top, pc = v.scroll_offset.y, v.pc_line
+        drawn = 0
+        for r, box in sorted(found, key=lambda found: abs(top + found[0] + 1 - pc)):
             line = top + r + 1
             if line > len(v.lines):
-                break
+                continue
             for role, as_if in (("pc", (line, line)), ("plain", (None, None))):
-                if (role == "plain" and line != v.pc_line) or self._fits(line, role, box) is not None:
+                if (role == "plain" and line != pc) or self._fits(line, role, box) is not None:
                     continue
+                if drawn == at_most:
+                    self._timer = asyncio.get_running_loop().call_later(0, self.prepare)
+                    return
+                drawn += 1
                 v._as_if = as_if
                 try:
                     text = row_text(v, r, box, keep=False)
