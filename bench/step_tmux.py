@@ -74,15 +74,28 @@ class Tool:
 
     control: "Control | None" = None
 
-    def start(self, watch: str = "poll") -> None:
+    def start(self, watch: str = "poll", tries: int = 3) -> None:
+        """Start the tool, stopped at the loop's line. A start whose marker is not on the screen in 30 s
+        is started again, at most ``tries`` times in all (cgdb now and then shows its gdb window with the
+        stop but no source window: 2 starts in ~20 on 2026-11-27); each retry is said on stderr."""
         cmd = " ".join(shlex.quote(a) for a in self.argv)
-        # (window-size manual: a control client, which has no size, must not resize the window)
-        self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
-                  f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {self.env}{cmd}; sleep 60",
-                  ";", "set-option", "-g", "window-size", "manual")
-        if watch == "control":
-            self.control = Control(self.sock)
-        self.wait_line(lambda n: n is not None, 60)
+        for attempt in range(1, tries + 1):
+            # (window-size manual: a control client, which has no size, must not resize the window)
+            self.tmux("new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
+                      f"LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color {self.env}{cmd}; sleep 60",
+                      ";", "set-option", "-g", "window-size", "manual")
+            if watch == "control":
+                self.control = Control(self.sock)
+            try:
+                self.wait_line(lambda n: n is not None, 30)
+                return
+            except SystemExit:
+                if attempt == tries:
+                    raise
+                print(f"{self.name}: no current-line marker 30 s after its start; starting it again",
+                      file=sys.stderr)
+                self.stop()
+                self.control = None
 
     def screen(self) -> str:
         if self.control is not None:
