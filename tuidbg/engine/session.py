@@ -473,7 +473,6 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
                     log.info("gdb did not close the session (%s); acting without it", exc)
         finally:
             self.abandon(how)  # (which also lets the extensions go: _extensions_closed)
-            self._extensions_closed()
             if self.client is not None:
                 try:
                     await asyncio.wait_for(self.client.close(), 3)

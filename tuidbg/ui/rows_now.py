@@ -81,11 +81,16 @@ def boxes(widget: Widget, rows: Iterable[int]) -> list[tuple[int, Region]] | Non
     return found
 
 
+def _row(widget: Widget, r: int) -> Region:
+    """Content row ``r`` of ``widget`` as its render cache (``_styles_cache``) names it."""
+    return Region(0, widget.content_offset.y + r, widget.region.width, 1)
+
+
 def row_text(widget: Widget, r: int, box: Region, keep: bool = True) -> str:
     """The terminal text that draws ``widget``'s content row ``r`` in ``box`` (where ``boxes`` put it): Textual's
     own render of the row. ``keep=False``: a row drawn ahead, as it is not yet (the widget's render cache is
     left without it)."""
-    row = Region(0, widget.content_offset.y + r, widget.region.width, 1)
+    row = _row(widget, r)
     widget._styles_cache.set_dirty(row)  # (its cache may hold the row as it was)
     strip = widget.render_lines(row)[0].crop(0, box.width)
     if not keep:
@@ -113,7 +118,7 @@ def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region
         if text is None:
             text = row_text(widget, r, box)
         else:  # (Textual's cache may hold the row as it was before: it renders it anew when it next composes it)
-            widget._styles_cache.set_dirty(Region(0, widget.content_offset.y + r, widget.region.width, 1))
+            widget._styles_cache.set_dirty(_row(widget, r))
         parts.append(text)
     parts.append(Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text)
     text = "".join(parts)
