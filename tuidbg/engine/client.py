@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Coroutine
@@ -77,6 +79,10 @@ class MIClient:
         self._exit_event = asyncio.Event()
         self.on_exit: Callable[[GdbExited], None] | None = None
         self.lines_read = 0
+        self.writes = 0  # commands this client has written (a reserved one written elsewhere: not counted)
+        self._write_lock = threading.Lock()  # (send_nowait's write, or write_reserved's from another thread)
+        self._reserved: dict[int, _Pending] = {}  # reserve(): tokens for a command written elsewhere
+        self._answered_early: dict[int, _Pending] = {}  # reserved, answered before take_reserved
 
     def set_listener(self, listener: Listener) -> None:
         self._listener = listener
@@ -128,6 +134,9 @@ class MIClient:
         return mi.MIRecord(mi.TEXT, payload=line[:2000] + "…", raw=line[:200], error=msg)
 
     def _dispatch(self, rec: mi.MIRecord) -> None:
+        if rec.token is not None and rec.token in self._reserved and rec.kind == mi.RESULT:
+            # (a reserved command written elsewhere, answered before the loop heard it was: take_reserved)
+            pend = self._pending[rec.token] = self._answered_early[rec.token] = self._reserved.pop(rec.token)
         if rec.kind == mi.RESULT and rec.token is not None and rec.token in self._pending:
             pend = self._pending.pop(rec.token)
             if not pend.future.done():
@@ -138,10 +147,10 @@ class MIClient:
             # stream order, so the state machine never misses a resume.
         quiet = False
         if rec.kind in mi.STREAM_KINDS or rec.kind == mi.TEXT:
-            if self._pending:
-                owner = self._pending[min(self._pending)]
-                owner.output.append(rec)
-                quiet = owner.quiet
+            owner = self._oldest()
+            if owner is not None:
+                owner[1].output.append(rec)
+                quiet = owner[1].quiet
         try:
             self._listener(rec, quiet)
         except Exception as exc:  # a listener bug must not kill the reader
@@ -175,7 +184,9 @@ class MIClient:
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
         self._pending[token] = _Pending(command, fut, sent_at=time.monotonic(), quiet=quiet)
         try:
-            self.transport.write(f"{token}{command}")
+            with self._write_lock:
+                self.writes += 1
+                self.transport.write(f"{token}{command}")
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             self._pending.pop(token, None)
             raise _WriteFailed(str(exc)) from exc
@@ -201,6 +212,47 @@ class MIClient:
         except _WriteFailed as exc:
             return self._write_failed(exc)
         return self._result(command, token, fut, timeout, check)
+
+    def reserve(self, command: str) -> tuple[int, bytes]:
+        """A token for ``command`` and the line that sends it, for another thread to write to gdb's input
+        (``transport.write_fd``; ``ui.keyplan``). Its answer is the caller's once ``take_reserved`` says
+        the line was written; ``release`` when it will not be."""
+        token = next(self._tokens)
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._reserved[token] = _Pending(command, fut, quiet=True)
+        return token, f"{token}{command}\n".encode("utf-8", "surrogateescape")
+
+    def write_reserved(self, token: int, line: bytes, fd: int, writes: int) -> bool:
+        """Another thread: the reserved command's ``line`` written to ``fd`` (gdb's input, a copy of
+        ``transport.write_fd``) now, when this client has written nothing since it counted ``writes``
+        and nothing of its own waits to go (else False, nothing written). From then on it is in flight
+        (``oldest_pending``; gdb's output before its answer is its own, quiet)."""
+        pend = self._reserved.get(token)
+        with self._write_lock:
+            if pend is None or self.writes != writes or self.exited is not None or self.transport.write_fd() is None:
+                return False
+            os.write(fd, line)  # (a pipe: a line this short is written whole, or not at all)
+            pend.sent_at = time.monotonic()
+        return True
+
+    def release(self, token: int) -> None:
+        pend = self._reserved.pop(token, None)
+        if pend is not None:
+            pend.future.cancel()
+
+    def take_reserved(self, token: int, timeout: float | None = 30.0, check: bool = True) -> Coroutine[Any, Any, Result]:
+        """The reserved command ``token`` was written: a pending command from now on, and the coroutine
+        that waits for its result (``send_now``'s)."""
+        pend = self._reserved.pop(token, None)
+        if pend is None:
+            pend = self._answered_early.pop(token)  # (answered already: its future has the result)
+        elif self.exited is not None:
+            pend.future.set_exception(GdbExited(self.exited.reason, self.exited.stderr_tail))
+        else:
+            pend.sent_at = pend.sent_at or time.monotonic()
+            self._pending[token] = pend
+        self._answered_early.pop(token, None)
+        return self._result(pend.command, token, pend.future, timeout, check)
 
     async def _write_failed(self, exc: _WriteFailed) -> Result:
         # gdb is going away: its exit status and last stderr lines say why, and
@@ -240,11 +292,19 @@ class MIClient:
 
     def oldest_pending(self) -> tuple[int, str, float] | None:
         """(token, command, monotonic time sent) of the command waiting longest, or None."""
-        if not self._pending:
+        oldest = self._oldest()
+        if oldest is None:
             return None
-        token = min(self._pending)
-        p = self._pending[token]
+        token, p = oldest
         return token, p.command, p.sent_at
+
+    def _oldest(self) -> tuple[int, _Pending] | None:
+        """The command written first of those not answered: pending, or reserved and written elsewhere."""
+        tokens = [*self._pending, *(t for t, p in self._reserved.items() if p.sent_at)]
+        if not tokens:
+            return None
+        token = min(tokens)
+        return token, self._pending.get(token) or self._reserved[token]
 
     async def close(self) -> None:
         await self.transport.close()

@@ -44,6 +44,11 @@ class Transport:
     async def drain(self) -> None:
         return None
 
+    def write_fd(self) -> int | None:
+        """gdb's input as a file descriptor that another thread may write a short line to now (nothing
+        of ``write``'s is waiting to go before it), or None (``MIClient.reserve``)."""
+        return None
+
     def lines(self) -> AsyncIterator[Line]:
         raise NotImplementedError
 
@@ -137,6 +142,13 @@ class SubprocessTransport(Transport):
     async def drain(self) -> None:
         if self._proc is not None and self._proc.stdin is not None:
             await self._proc.stdin.drain()
+
+    def write_fd(self) -> int | None:
+        stdin = self._proc.stdin if self._proc is not None else None
+        if stdin is None or stdin.is_closing() or stdin.transport.get_write_buffer_size():
+            return None
+        pipe = stdin.transport.get_extra_info("pipe")
+        return pipe.fileno() if pipe is not None else None
 
     async def lines(self) -> AsyncIterator[Line]:
         """Lines of gdb's stdout, split by hand so that no length limit can raise."""

@@ -114,9 +114,14 @@ class RunControl(CommandBase):
         the caller's task next has its turn: the program steps while the caller's loop goes on (a
         key's step, ~0.4 ms sooner on a busy loop). The coroutine returned waits for gdb's answer.
         EngineError at once when the program is not stopped."""
+        return self.cmd_now(self.step_command(op))
+
+    def step_command(self, op: str) -> str:
+        """The command ``step_now(op)`` writes, as things are now (EngineError when the program is not
+        stopped): also what a step key's plan holds (``ui.keyplan``)."""
         what, command = _STEPS[op]
         self._require_stopped(what)
-        return self.cmd_now(f"{command} {self._thread_opt()}".rstrip())
+        return f"{command} {self._thread_opt()}".rstrip()
 
     async def finish(self) -> None:
         self._require_stopped("finish")
