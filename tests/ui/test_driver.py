@@ -51,3 +51,75 @@ class Gone(io.StringIO):
 def test_a_terminal_gone_is_no_error_in_the_apps_thread():
     writer = OrderedWriter(Gone())
     assert writer.write_now("x") is False  # (handed to the thread instead, which ends on it as Textual's does)
+
+
+class FakeApp:
+    """What the driver's input loop asks of the app: each read first (``take_input_bytes``)."""
+
+    def __init__(self, takes: bytes) -> None:
+        self.takes = takes
+        self.offered: list[bytes] = []
+
+    def take_input_bytes(self, data: bytes) -> bool:
+        self.offered.append(data)
+        return data == self.takes
+
+
+async def test_the_input_thread_offers_the_app_a_read_only_between_keys():
+    """A read goes to ``take_input_bytes`` first (ui.keyplan) only when the parser and the decoder wait for
+    nothing: never a byte in the middle of an escape sequence, a bracketed paste or a character.
+    What the app does not take is parsed as Textual's driver does."""
+    import asyncio
+    import os
+
+    from textual import events
+    from textual.drivers.linux_driver import LinuxDriver
+
+    from tuidbg.ui.driver import driver_class
+
+    messages: list = []
+    app = FakeApp(takes=b"n")
+    cls = driver_class(LinuxDriver, lambda _app, message: messages.append(message))
+    driver = cls(app)  # type: ignore[arg-type]
+    r, w = os.pipe()
+    driver.fileno = r
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    thread.start()
+
+    async def typed(data: bytes, keys: int) -> None:
+        os.write(w, data)
+        deadline = time.monotonic() + 10
+        while sum(isinstance(m, events.Key) for m in messages) < keys:
+            assert time.monotonic() < deadline, (data, messages)
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # (nothing more comes of it)
+
+    try:
+        await typed(b"n", 0)  # taken: no key parsed
+        assert app.offered == [b"n"]
+        await typed(b"x", 1)  # offered, not taken: parsed
+        assert app.offered == [b"n", b"x"] and messages[-1].key == "x"
+        await typed(b"\x1b[200~", 0)  # a paste begins: its bytes are not keys
+        await typed(b"n", 0)
+        await typed(b"\x1b[201~", 0)
+        await asyncio.sleep(0.1)
+        assert app.offered == [b"n", b"x", b"\x1b[200~"]  # (the paste's own start, between keys)
+        assert any(isinstance(m, events.Paste) and m.text == "n" for m in messages), messages
+        os.write(w, b"\xc3")  # the first byte of a character
+        await asyncio.sleep(0.05)
+        await typed(b"\xa9", 2)  # ... and its last: not offered alone
+        assert messages[-1].key == "é" or messages[-1].character == "é", messages[-1]
+        os.write(w, b"\x1b")  # an escape sequence begun: the parser waits for its next byte
+        deadline = time.monotonic() + 10
+        while app.offered[-1:] != [b"\x1b"]:  # (read on its own, before the n)
+            assert time.monotonic() < deadline, app.offered
+            await asyncio.sleep(0.001)
+        await typed(b"n", 3)
+        assert app.offered[3:] == [b"\xc3", b"\x1b"], app.offered  # (the bytes that begin them, between keys)
+        assert messages[-1].key == "alt+n", messages[-1]
+    finally:
+        driver.exit_event.set()
+        os.write(w, b" ")
+        thread.join(5)
+        os.close(r)
+        os.close(w)

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 from ui_helpers import log_text, make_app, until, until_stopped
 
-from tuidbg.ui import fastkeys
+from tuidbg.ui import fastkeys, keyplan
 from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.panes.io import ConsolePane
 from tuidbg.ui.panes.source import SourceView
@@ -142,7 +142,9 @@ async def test_a_key_waits_its_turn_behind_a_message_not_handled_yet():
 
 
 @requires_gdb
-async def test_tuidbg_steps_once_per_key_and_the_console_gets_its_letters(threads_prog, taken):
+async def test_tuidbg_steps_once_per_key_and_the_console_gets_its_letters(threads_prog, taken, monkeypatch):
+    # (arming the step keys' plan asks binding_action too, ui.keyplan; headless, no input thread takes one)
+    monkeypatch.setattr(keyplan, "arm", lambda app, tries=0: None)
     app = make_app(program=str(threads_prog), ex=["break middle"])
     async with app.run_test(size=(160, 48)) as pilot:
         await until_stopped(pilot)

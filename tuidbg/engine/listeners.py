@@ -14,7 +14,7 @@ import logging
 from typing import Callable, Generic, TypeVar
 
 from tuidbg.engine import mi
-from tuidbg.engine.state import DebuggerState
+from tuidbg.engine.state import DebuggerState, StopSeen
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -35,6 +35,10 @@ class Channel(Generic[T]):
         self._size = size
         self._backlog: collections.deque[T] | None = collections.deque() if keep else None
         self._kept = 0
+
+    @property
+    def listened(self) -> bool:
+        return bool(self._listeners)
 
     def listen(self, cb: Callable[[T], None], replay: bool = True) -> None:
         self._listeners.append(cb)
@@ -68,6 +72,7 @@ class Listeners:
         self._states: Channel[DebuggerState] = Channel("state")
         self._output: Channel[bytes] = Channel("output", OUTPUT_BACKLOG, len)
         self._console: Channel[mi.MIRecord] = Channel("console", CONSOLE_BACKLOG)
+        self._stops_seen: Channel[StopSeen] = Channel("stop seen")
 
     def set_state(self, new: DebuggerState) -> None:
         if new is not self._state:
@@ -76,6 +81,11 @@ class Listeners:
 
     def on_state(self, cb: Callable[[DebuggerState], None]) -> None:
         self._states.listen(cb)
+
+    def on_stop_seen(self, cb: Callable[[StopSeen], None]) -> None:
+        """``cb`` gets each stop as gdb's record names it, just before the state built from it: a
+        screen may show the stop's line that much sooner (``ui.app_source``)."""
+        self._stops_seen.listen(cb)
 
     def on_program_output(self, cb: Callable[[bytes], None]) -> None:
         """``cb`` gets the program's output; the first listener also gets what came before it."""

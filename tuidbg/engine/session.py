@@ -32,7 +32,7 @@ from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
 from tuidbg.engine.listeners import Listeners
 from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
-from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce
+from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce, stop_seen
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
 
@@ -355,6 +355,8 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
                 self.startup_messages.append(rec.text)
 
     def _on_async(self, rec: mi.MIRecord) -> None:
+        if rec.kind == mi.EXEC and rec.cls == "stopped" and self._stops_seen.listened:
+            self._stops_seen.emit(stop_seen(rec))
         new = reduce(self._state, rec)
         main = new.inferiors[0].pid  # (the program, or the first PID attached to; the others: _more_targets)
         if main and main != self._state.inferiors[0].pid:

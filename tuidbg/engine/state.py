@@ -281,6 +281,27 @@ def _bp_sort_key(b: Breakpoint) -> tuple:
     return tuple(parts)
 
 
+@dataclass(frozen=True)
+class StopSeen:
+    """A stop as gdb's ``*stopped`` record names it, before the state is built from it
+    (``DebugSession.on_stop_seen``): the stop's reason, thread, and its frame's file and line as the
+    state will have them (``Frame.from_mi``)."""
+
+    reason: str
+    thread_id: str | None
+    fullname: str | None
+    line: int | None
+
+
+def stop_seen(rec: MIRecord) -> StopSeen:
+    p = rec.results
+    frame = p.get("frame")
+    frame = frame if isinstance(frame, Mapping) else {}
+    tid = p.get("thread-id")
+    return StopSeen(str(p.get("reason", "") or ""), str(tid) if tid is not None else None,
+                    frame.get("fullname"), to_int(frame.get("line")))
+
+
 def _stop_info(p: Mapping[str, Any]) -> StopInfo:
     return StopInfo(
         reason=str(p.get("reason", "") or ""),

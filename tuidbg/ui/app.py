@@ -241,6 +241,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         remembered.restore(self)  # the last run's watches and layout
         self.set_interval(1.0, lambda: None if self._closing_screen() else remembered.sync(self))
         self.session.on_state(self._on_engine_state)
+        self.session.on_stop_seen(self._on_stop_seen)
         self.session.on_program_output(self._on_engine_output)
         self.session.on_console(self._on_engine_console)
         self.set_interval(0.05, self._flush_buffers)
@@ -576,6 +577,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
             self.session = new
             self._attach_panes(new)
             new.on_state(self._on_engine_state)
+            new.on_stop_seen(self._on_stop_seen)
             new.on_program_output(self._on_engine_output)
             new.on_console(self._on_engine_console)
             self._gdb_exit_shown = False

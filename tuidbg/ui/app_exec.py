@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any, Coroutine
 
 from tuidbg.engine import cxxthrow, pyagent, remote
 from tuidbg.engine.errors import EngineError, GdbExited
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import user_frames
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.ui import remembered
+from tuidbg.ui import keyplan, remembered
 from tuidbg.ui.panes.io import ConsolePane, OutputPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.tables import BreakpointsPane
@@ -81,18 +82,41 @@ class ExecPart:
                 return
         if op in ("next", "step", "until"):
             # Written to gdb here, not when a worker starts: the program steps while the loop goes on.
-            # Its answer is awaited by a plain task: a worker's start and its state messages, handled
-            # while gdb steps, would take the core gdb needs (bench/RESULTS.md, issue 11).
             try:
                 answer = self.session.step_now(op)
             except EngineError as exc:
                 self._engine_error(names[op], exc)
                 return
-            task = asyncio.ensure_future(self._reported(lambda: answer, names[op]))
-            self._answers.add(task)
-            task.add_done_callback(lambda t, what=names[op]: self._answered(t, what))
+            self._await_step_answer(answer, names[op])
             return
         self._run(getattr(self.session, op), names.get(op, op))
+
+    def take_input_bytes(self, data: bytes) -> bool:
+        """The terminal driver's input thread, at each read: a planned step key, written to gdb now
+        (``ui.keyplan``; the driver: ``ui.driver``)."""
+        return keyplan.take(self, data)
+
+    def on_descendant_focus(self, _event) -> None:
+        # (the keys' way goes from the focused widget up: a plan for the new focus, ui.keyplan)
+        if self.state.is_stopped:
+            asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
+
+    def on_unmount(self) -> None:
+        keyplan.disarm(self)  # (its copy of gdb's input closed)
+
+    def _arm_keys(self, tries: int = 0) -> None:
+        try:
+            keyplan.arm(self, tries)
+        except Exception as error:  # (from the loop's timer: an error stops the app as Textual's would)
+            self._handle_exception(error)
+
+    def _await_step_answer(self, answer: Coroutine[Any, Any, Any], what: str) -> None:
+        """A step's answer awaited by a plain task, its errors shown as "WHAT: ...": a worker's start and
+        its state messages, handled while gdb steps, would take the core gdb needs (bench/RESULTS.md,
+        issue 11). Also the answer of a step a key's plan wrote (``ui.keyplan``)."""
+        task = asyncio.ensure_future(self._reported(lambda: answer, what))
+        self._answers.add(task)
+        task.add_done_callback(lambda t: self._answered(t, what))
 
     def action_interrupt(self) -> None:
         if self.state.is_running:

@@ -18,7 +18,8 @@ from textual.widgets import Static, TabbedContent
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.python import view as pyview
-from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.engine.state import DebuggerState, ProcessState, StopSeen
+from tuidbg.ui import keyplan
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.variables import WatchPane
 from tuidbg.ui.screens.modals import HelpScreen, OpenFileScreen, PromptScreen
@@ -79,7 +80,13 @@ class SourcePart:
         at once.
 
         A stop when no state waits in the app's queue is handled at once, here, not after the queue's
-        hop (~0.15 ms of a step's key to its line, bench/RESULTS.md); states keep their order."""
+        hop (~0.15 ms of a step's key to its line, bench/RESULTS.md); states keep their order.
+
+        Every state drops the step keys' plan (``ui.keyplan``); a stop's refreshed state makes a new one
+        ARM_AFTER seconds later."""
+        keyplan.disarm(self)
+        if state.is_stopped and state.refreshed:
+            asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
         if state.process is ProcessState.RUNNING and self._painted.is_stopped:
             if not state.python.transient:
                 self.state = state
@@ -96,6 +103,30 @@ class SourcePart:
                 self._handle_exception(error)
             return
         self._post_state(state)
+
+    def _on_stop_seen(self, stop: StopSeen) -> None:
+        """A stop as gdb's record names it, before the engine builds its state (which follows at once, in
+        the same call): the source pane shows its line now, when this is a native step's stop in the
+        thread and file the pane shows, which the state's own way then shows the same
+        (``_update_source``: ``set_pc(line, top=True)``; that call writes nothing again,
+        ``SourceView.show_stop_early``). The reducer, the hand-over and the state's checks come after
+        the line (~0.25 ms of a step's key to its line, bench/RESULTS.md)."""
+        painted = self._painted
+        if (stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname
+                or stop.thread_id != painted.selected_thread or painted.selected_frame != 0
+                or painted.python.stack is not None or self._posted is not None or self._line_pending is not None
+                or self._user_file or not self.is_running or self.session.config.python_target
+                or self.session.info.is_cuda):
+            return
+        src = self._source()
+        # (not displayed: the disassembly is shown in its place, native_actions._show_disasm)
+        if src.path != stop.fullname or src.pc_line is None or not src.display or not src.region.area:
+            return
+        try:
+            with self._context():
+                src.show_stop_early(stop.line)
+        except Exception as error:
+            self._handle_exception(error)
 
     def _source(self) -> SourceView:
         """The source pane (kept: looked up at every stop)."""

@@ -4,6 +4,10 @@
 - **Input.** Textual's driver hands the app each message from its input thread as a coroutine run by
   a task of its own. Here it is one call on the app's loop (``take_input``, given by ``ui.fastkeys``),
   ~0.15 ms sooner a key.
+- **A step key.** Each read of the terminal goes first to the app's ``take_input_bytes``
+  (``ui.keyplan.take``): a step key the app has planned for is written to gdb from this thread, and
+  does not go on to the parser. The input loop is Textual's own (``LinuxDriver.run_input_thread``)
+  with that one call added.
 - **Output.** Textual writes every screen update from a writer thread, which waits for the GIL while
   the app's thread goes on (a step's line: 0.2-0.5 ms, more when gdb answers the stop's refresh on
   the other core). ``OrderedWriter`` is that thread, and also lets the app's thread write a small
@@ -16,10 +20,17 @@ from __future__ import annotations
 
 import fcntl
 import io
+import os
+import selectors
 import struct
 import termios
 import threading
+from codecs import getincrementaldecoder
 from typing import Callable
+
+from textual._loop import loop_last
+from textual._parser import ParseError
+from textual._xterm_parser import XTermParser
 
 from textual.app import App
 from textual.driver import Driver
@@ -85,10 +96,76 @@ def driver_class(base: type[Driver], take_input: Callable[[App, Message], None])
     the app's loop, and an ``OrderedWriter`` where ``base`` has Textual's writer thread."""
 
     class TuidbgDriver(base):  # type: ignore[misc, valid-type]
+        _sent = 0  # messages handed to the app's loop (by the input thread, or a resize by the loop)
+        _taken = 0  # ... and taken in there
+        _count_lock = threading.Lock()
+
         def send_message(self, message: Message) -> None:
-            self._loop.call_soon_threadsafe(take_input, self._app, message)
+            with self._count_lock:
+                self._sent += 1
+            self._loop.call_soon_threadsafe(self._take, message)
+
+        def _take(self, message: Message) -> None:
+            self._taken += 1
+            take_input(self._app, message)
+
+        @property
+        def input_in_flight(self) -> bool:
+            """A message handed to the app's loop is not taken in yet (a key that a later one must not
+            overtake: ui.keyplan)."""
+            return self._sent != self._taken
 
         _swapping: threading.Lock | None = None
+
+        if hasattr(base, "run_input_thread"):
+            def run_input_thread(self) -> None:
+                # (Textual's LinuxDriver.run_input_thread, each read offered to the app first)
+                take = getattr(self._app, "take_input_bytes", None)
+                selector = selectors.SelectSelector()
+                selector.register(self.fileno, selectors.EVENT_READ)
+                fileno = self.fileno
+                parser = XTermParser(self._debug)
+                feed, tick = parser.feed, parser.tick
+                decoder = getincrementaldecoder("utf-8")()
+                decode = decoder.decode
+                pasting = False  # (inside a bracketed paste: its bytes are text, not keys)
+                tail = ""  # (the last characters read: a paste's marker may come in two reads)
+
+                def process_selector_events(selector_events, final: bool = False) -> None:
+                    nonlocal pasting, tail
+                    for last, (_key, mask) in loop_last(selector_events):
+                        if mask & selectors.EVENT_READ:
+                            data = os.read(fileno, 1024 * 4)
+                            # (a read of its own, the parser and the decoder waiting for nothing: in the
+                            # middle of an escape sequence or a character, a key's bytes are part of it)
+                            if (data and take is not None and parser._timeout_time is None and not pasting
+                                    and not decoder.getstate()[0] and take(data)):
+                                continue
+                            unicode_data = decode(data, final=final and last)
+                            if not unicode_data:
+                                break
+                            seen = tail + unicode_data
+                            start, end = seen.rfind("\x1b[200~"), seen.rfind("\x1b[201~")
+                            if start >= 0 or end >= 0:
+                                pasting = start > end
+                            tail = seen[-5:]
+                            for event in feed(unicode_data):
+                                self.process_message(event)
+                    for event in tick():
+                        self.process_message(event)
+
+                try:
+                    while not self.exit_event.is_set():
+                        process_selector_events(selector.select(0.1))
+                    selector.unregister(self.fileno)
+                    process_selector_events(selector.select(0.1), final=True)
+                finally:
+                    selector.close()
+                    try:
+                        for _event in feed(""):
+                            pass
+                    except (EOFError, ParseError):
+                        pass
 
         def write(self, data: str) -> None:
             # (the input thread writes too, answering the terminal's replies: not while the writer is

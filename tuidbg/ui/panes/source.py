@@ -190,6 +190,7 @@ class SourceView(ScrollView, can_focus=True):
         self._on_pc_painted: list[Callable[[], None]] = []
         self._changed_rows: set[int | None] | None = None
         self.painted_now = False  # the last set_pc wrote its rows to the terminal itself (ui.rows_now)
+        self._early: tuple | None = None  # what show_stop_early wrote: (line, scroll offset, file)
         self.marks: dict[int, BreakpointMark] = {}
         self.search: str | None = None
         # Highlighted rows by chunk of CHUNK lines. Small files are one chunk lexed
@@ -252,7 +253,21 @@ class SourceView(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
+    def show_stop_early(self, line: int) -> None:
+        """``set_pc(line)`` for a stop whose state comes next and calls it again (``app_source``): that
+        call finds the rows on the screen already, and writes nothing."""
+        self.set_pc(line)
+        self._early = (line, self.scroll_offset, self._generation) if self.painted_now else None
+
     def set_pc(self, line: int | None, top: bool = True) -> None:
+        early, self._early = self._early, None
+        if (early == (line, self.scroll_offset, self._generation) and top and self.pc_is_top
+                and self.pc_line == line == self.cursor_line):
+            # (show_stop_early wrote these rows a moment ago, and nothing of the view has moved since)
+            self.painted_now = True
+            if self._on_pc_painted:
+                self._pc_painted()
+            return
         changed = {self.pc_line, line}
         self.pc_line = line
         self.pc_is_top = top
