@@ -16,11 +16,17 @@ from tuidbg.engine.errors import GdbExited
 pytestmark = requires_gdb
 
 
-async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_meet(make_session, threads_prog):
-    s = await make_session(mode="run", program=str(threads_prog))
+async def stopped(make_session, program):
+    """A session whose program stopped in ``middle``."""
+    s = await make_session(mode="run", program=str(program))
     await s.console("break middle")
     await s.launch()
     await wait_stopped(s)
+    return s
+
+
+async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_meet(make_session, threads_prog):
+    s = await stopped(make_session, threads_prog)
     client = s.client
     fd = s.client.transport.write_fd()
     assert fd is not None
@@ -56,10 +62,7 @@ async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_
 
 
 async def test_a_reserved_command_taken_after_gdb_is_gone_fails_at_once(make_session, threads_prog):
-    s = await make_session(mode="run", program=str(threads_prog))
-    await s.console("break middle")
-    await s.launch()
-    await wait_stopped(s)
+    s = await stopped(make_session, threads_prog)
     client = s.client
     token, _line = client.reserve("-exec-next")
     os.kill(client.transport.pid, 9)

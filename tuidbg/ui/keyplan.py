@@ -61,8 +61,8 @@ class Plan:
 def arm(app: Any, tries: int = 0) -> None:
     """The app's loop: a new plan for the step keys (the last one dropped), when a key of them would now
     go the fast way to a native step (``fastkeys.binding_action``, ``action_exec``). While a command
-    is in flight or the panes have not taken in the engine's state yet, tried again ARM_AFTER later
-    (ARM_TRIES times at most)."""
+    is in flight, the panes have not taken in the engine's state yet or no key would go the fast way,
+    tried again ARM_AFTER later (ARM_TRIES times at most)."""
     disarm(app)
     session = app.session
     client = session.client
@@ -88,9 +88,14 @@ def arm(app: Any, tries: int = 0) -> None:
             continue
         token, line = client.reserve(command)
         keys[key.encode()] = _Armed(token, op, line)
-    if keys:
-        app._key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
-                             app._keymap, client.writes, [a.token for a in keys.values()])
+    if not keys:
+        # (no key goes the fast way now: a message on its way, which is soon handled, or the focus on a
+        # widget that takes keys, the keys' own way then; a focus change arms again anyway)
+        if tries < ARM_TRIES:
+            asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
+        return
+    app._key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
+                         app._keymap, client.writes, [a.token for a in keys.values()])
 
 
 def _step_keys(app: Any) -> list[str]:
