@@ -300,11 +300,15 @@ class MIClient:
 
     def _oldest(self) -> tuple[int, _Pending] | None:
         """The command written first of those not answered: pending, or reserved and written elsewhere."""
-        tokens = [*self._pending, *(t for t, p in self._reserved.items() if p.sent_at)]
-        if not tokens:
+        # (asked at every stream record: the reserved ones, usually none, looked at only when there are)
+        written = [t for t, p in self._reserved.items() if p.sent_at] if self._reserved else ()
+        if written:
+            token = min([*self._pending, *written])
+            return token, self._pending.get(token) or self._reserved[token]
+        if not self._pending:
             return None
-        token = min(tokens)
-        return token, self._pending.get(token) or self._reserved[token]
+        token = min(self._pending)
+        return token, self._pending[token]
 
     async def close(self) -> None:
         await self.transport.close()

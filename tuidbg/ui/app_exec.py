@@ -99,7 +99,11 @@ class ExecPart:
     def on_descendant_focus(self, _event) -> None:
         # (the keys' way goes from the focused widget up: a plan for the new focus, ui.keyplan)
         if self.state.is_stopped:
-            asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
+            self._arm_keys_later()
+
+    def _arm_keys_later(self) -> None:
+        """A plan for the step keys ARM_AFTER seconds from now (a stop's refreshed state, a focus change)."""
+        asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
 
     def on_unmount(self) -> None:
         keyplan.disarm(self)  # (its copy of gdb's input closed)

@@ -86,7 +86,7 @@ class SourcePart:
         ARM_AFTER seconds later."""
         keyplan.disarm(self)
         if state.is_stopped and state.refreshed:
-            asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
+            self._arm_keys_later()
         if state.process is ProcessState.RUNNING and self._painted.is_stopped:
             if not state.python.transient:
                 self.state = state
