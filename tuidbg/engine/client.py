@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Coroutine
 
 from tuidbg.engine import mi
@@ -24,6 +25,10 @@ from tuidbg.engine.transport import Line, Transport
 # Lines above this size are parsed in a worker thread so the event loop stays free.
 _PARSE_IN_THREAD = 256 * 1024
 
+# A step written by another thread (write_reserved's on_stop): gdb's output held this long at most
+# for its *stopped record (a longer step: the loop hears of it running, as without a hold).
+HOLD_AT_MOST = 0.02
+
 # Called with every record that is not the result of a pending command. The flag
 # tells that the record is stream output of a command sent with quiet=True
 # (tuidbg's own queries, whose text the user's console should not show).
@@ -32,6 +37,12 @@ Listener = Callable[[mi.MIRecord, bool], None]
 
 class _WriteFailed(Exception):
     pass
+
+
+def _parsed_stop(on_stop: Callable[[mi.MIRecord], None], line: str) -> None:
+    rec = mi.parse_line(line)
+    if rec is not None and rec.kind == mi.EXEC and rec.cls == "stopped":
+        on_stop(rec)
 
 
 @dataclass
@@ -222,15 +233,22 @@ class MIClient:
         self._reserved[token] = _Pending(command, fut, quiet=True)
         return token, f"{token}{command}\n".encode("utf-8", "surrogateescape")
 
-    def write_reserved(self, token: int, line: bytes, fd: int, writes: int) -> bool:
+    def write_reserved(self, token: int, line: bytes, fd: int, writes: int,
+                       on_stop: Callable[[mi.MIRecord], None] | None = None) -> bool:
         """Another thread: the reserved command's ``line`` written to ``fd`` (gdb's input, a copy of
         ``transport.write_fd``) now, when this client has written nothing since it counted ``writes``
         and nothing of its own waits to go (else False, nothing written). From then on it is in flight
-        (``oldest_pending``; gdb's output before its answer is its own, quiet)."""
+        (``oldest_pending``; gdb's output before its answer is its own, quiet).
+
+        ``on_stop`` (a step): gdb's output is held from the write until the step's ``*stopped`` record
+        (at most HOLD_AT_MOST seconds; ``transport.hold``), which ``on_stop`` gets first, parsed, in
+        the thread that reads gdb's output; the loop then hears of it all as usual."""
         pend = self._reserved.get(token)
         with self._write_lock:
             if pend is None or self.writes != writes or self.exited is not None or self.transport.write_fd() is None:
                 return False
+            if on_stop is not None:
+                self.transport.hold(partial(_parsed_stop, on_stop), HOLD_AT_MOST)
             os.write(fd, line)  # (a pipe: a line this short is written whole, or not at all)
             pend.sent_at = time.monotonic()
         return True

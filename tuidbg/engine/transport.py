@@ -13,9 +13,10 @@ import os
 import re
 import signal
 from pathlib import Path
-from typing import AsyncIterator, Sequence
+from typing import AsyncIterator, Callable, Sequence
 
 from tuidbg.engine.errors import StartupError
+from tuidbg.engine.gdb_output import OutputThread
 
 # One MI line may be several MB (a 10,000-frame stack, a big value). Beyond this
 # the line is cut and the command that asked for it fails with a clear error.
@@ -47,6 +48,12 @@ class Transport:
     def write_fd(self) -> int | None:
         """gdb's input as a file descriptor that another thread may write a short line to now (nothing
         of ``write``'s is waiting to go before it), or None (``MIClient.reserve``)."""
+        return None
+
+    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+        """Just before another thread writes a step to gdb (``write_fd``): gdb's output held until the
+        step's ``*stopped`` line, which ``on_stop`` gets first, in the thread that reads gdb's output
+        (``engine.gdb_output``). Here: nothing held, and ``on_stop`` is not called."""
         return None
 
     def lines(self) -> AsyncIterator[Line]:
@@ -92,15 +99,44 @@ class SubprocessTransport(Transport):
         self.max_line = max_line
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._proc: asyncio.subprocess.Process | None = None
+        self._out: asyncio.StreamReader | None = None  # gdb's stdout, as its reader thread hands it over
+        self._output: OutputThread | None = None
         self._stderr_task: asyncio.Task | None = None
         self.pid = None
 
     async def start(self) -> None:
+        # gdb's stdout: a pipe read by a thread of its own (engine.gdb_output), not by the loop
+        out_r, out_w = os.pipe()
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            self._proc = await self._spawn(out_w)
+        except BaseException:
+            os.close(out_r)
+            raise
+        finally:
+            os.close(out_w)
+        self.pid = self._proc.pid
+        self._out = asyncio.StreamReader()
+        self._output = OutputThread(out_r, asyncio.get_running_loop(), self._take_output)
+        self._output.start()
+        self._stderr_task = asyncio.ensure_future(self._read_stderr())
+
+    def _take_output(self, data: bytes | None) -> None:
+        assert self._out is not None
+        if data is None:
+            self._out.feed_eof()
+        else:
+            self._out.feed_data(data)
+
+    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+        if self._output is not None:
+            self._output.hold(on_stop, at_most)
+
+    async def _spawn(self, out_w: int) -> asyncio.subprocess.Process:
+        try:
+            return await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
+                stdout=out_w,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
@@ -114,8 +150,6 @@ class SubprocessTransport(Transport):
             raise StartupError(f"cannot run {self.argv[0]}: permission denied") from exc
         except OSError as exc:
             raise StartupError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from exc
-        self.pid = self._proc.pid
-        self._stderr_task = asyncio.ensure_future(self._read_stderr())
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -152,8 +186,8 @@ class SubprocessTransport(Transport):
 
     async def lines(self) -> AsyncIterator[Line]:
         """Lines of gdb's stdout, split by hand so that no length limit can raise."""
-        assert self._proc is not None and self._proc.stdout is not None
-        reader = self._proc.stdout
+        assert self._out is not None
+        reader = self._out
         pending: list[bytes] = []
         pending_len = 0
         dropped = 0
@@ -236,6 +270,8 @@ class SubprocessTransport(Transport):
                 await proc.wait()
         if self._stderr_task is not None and not self._stderr_task.done():
             self._stderr_task.cancel()
+        if self._output is not None:
+            self._output.stop()
 
 
 def _make_line(data: bytes, dropped: int) -> Line:
