@@ -57,7 +57,7 @@ async def test_a_line_shown_early_is_not_written_again_by_the_states_own_set_pc(
 
     written: list[list[int]] = []
 
-    def paint_rows(widget, rows, known=None):  # (a terminal that takes the rows at once, as ui.rows_now does)
+    def paint_rows(widget, rows, known=None, on_screen=None):  # (a terminal that takes the rows at once, as ui.rows_now does)
         written.append(sorted(rows))
         return True
 

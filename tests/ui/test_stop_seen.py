@@ -33,9 +33,9 @@ async def test_a_steps_line_comes_before_its_state_and_others_wait_for_theirs(th
         early: list[tuple[int, int]] = []
         real = src.show_stop_early
 
-        def spy(line):
+        def spy(line, on_screen=None):
             early.append((line, app.session.state.generation))
-            return real(line)
+            return real(line, on_screen)
 
         src.show_stop_early = spy
         gen = app.state.generation

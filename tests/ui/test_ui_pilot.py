@@ -416,10 +416,10 @@ async def test_a_step_shows_its_new_line_before_the_refresh(threads_prog):
         seen: list[tuple] = []
         set_pc = src.set_pc
 
-        def spy(line, top=True):
+        def spy(line, top=True, on_screen=None):
             st = app.session.state
             seen.append((line, st.generation, st.refreshed, tuple(cpp.row_texts), status.render().plain))
-            return set_pc(line, top)
+            return set_pc(line, top, on_screen)
 
         src.set_pc = spy
         for _ in range(4):

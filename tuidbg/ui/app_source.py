@@ -68,6 +68,7 @@ class SourcePart:
     _quiet_run: DebuggerState | None = None  # a run held back (_on_engine_state)
     _posted: DebuggerState | None = None  # the latest state posted to the app's queue, not handled yet
     _source_view: SourceView | None = None
+    _stop_paint: Any = None  # a planned step's rows the reader's thread may write (ui.stoppaint), till its stop
 
     def _on_engine_state(self, state: DebuggerState) -> None:
         """The engine's new state, to the panes (``on_state_changed``), in order.
@@ -110,23 +111,34 @@ class SourcePart:
         thread and file the pane shows, which the state's own way then shows the same
         (``_update_source``: ``set_pc(line, top=True)``; that call writes nothing again,
         ``SourceView.show_stop_early``). The reducer, the hand-over and the state's checks come after
-        the line (~0.25 ms of a step's key to its line, bench/RESULTS.md)."""
-        painted = self._painted
-        if (stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname
-                or stop.thread_id != painted.selected_thread or painted.selected_frame != 0
-                or painted.python.stack is not None or self._posted is not None or self._line_pending is not None
-                or self._user_file or not self.is_running or self.session.config.python_target
-                or self.session.info.is_cuda):
+        the line (~0.25 ms of a step's key to its line, bench/RESULTS.md). A planned step's line may be
+        on the screen already (``ui.stoppaint``): not written again."""
+        paint, self._stop_paint = self._stop_paint, None
+        if stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname:
             return
-        src = self._source()
-        # (not displayed: the disassembly is shown in its place, native_actions._show_disasm)
-        if src.path != stop.fullname or src.pc_line is None or not src.display or not src.region.area:
+        src = self._early_view()
+        if src is None or src.path != stop.fullname or stop.thread_id != self._painted.selected_thread:
             return
+        on_screen = paint.on_screen(stop.line) if paint is not None else None
         try:
             with self._context():
-                src.show_stop_early(stop.line)
+                src.show_stop_early(stop.line, on_screen)
         except Exception as error:
             self._handle_exception(error)
+
+    def _early_view(self) -> SourceView | None:
+        """The source pane, where a native step's stop may show its line from gdb's record, before
+        the engine's state (``_on_stop_seen``, ``ui.stoppaint``); None where it may not."""
+        painted = self._painted
+        if (painted.selected_frame != 0 or painted.python.stack is not None or self._posted is not None
+                or self._line_pending is not None or self._user_file or not self.is_running
+                or self.session.config.python_target or self.session.info.is_cuda):
+            return None
+        src = self._source()
+        # (not displayed: the disassembly is shown in its place, native_actions._show_disasm)
+        if src.path is None or src.pc_line is None or not src.display or not src.region.area:
+            return None
+        return src
 
     def _source(self) -> SourceView:
         """The source pane (kept: looked up at every stop)."""

@@ -13,7 +13,9 @@
   the other core). ``OrderedWriter`` is that thread, and also lets the app's thread write a small
   update itself (``write_now``, used by ``ui.rows_now``) when everything handed to the thread before
   is written and the terminal has read it all (a write that could wait stays the thread's): the
-  terminal gets the bytes in the order the app made them either way.
+  terminal gets the bytes in the order the app made them either way. It counts every piece of output
+  (``written``), so that another thread may write rows only if nothing was written since it took them
+  (``write_now``'s ``after``: ``ui.stoppaint``, from gdb's output thread).
 """
 
 from __future__ import annotations
@@ -57,24 +59,39 @@ class OrderedWriter(WriterThread):
         super().__init__(file)
         self._lock = threading.Lock()
         self._outstanding = 0  # handed to the thread (write), not written yet
+        self.written = 0  # pieces handed to the thread or written by write_now: all that changes the screen
+        self._stopping = False
 
     def write(self, text: str) -> None:
         with self._lock:
             self._outstanding += 1
+            self.written += 1
         super().write(text)
 
-    def write_now(self, text: str) -> bool:
+    def write_now(self, text: str, after: int | None = None) -> bool:
         """``text`` written and flushed by the calling thread, when the thread has nothing left to
-        write (else False, nothing written: the caller hands it over with ``write``)."""
+        write (else False, nothing written: the caller hands it over with ``write``). ``after``: only
+        if ``written`` is still that (nothing else was written or handed over since)."""
         with self._lock:
-            if self._outstanding or len(text) > NOW_AT_MOST or _terminal_behind(self._file):
+            if (self._outstanding or self._stopping or len(text) > NOW_AT_MOST
+                    or (after is not None and after != self.written) or _terminal_behind(self._file)):
                 return False
+            self.written += 1
             try:
                 self._file.write(text)
                 self._file.flush()
             except OSError:
                 return False  # (a terminal gone: the thread meets it too, where Textual expects it)
             return True
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopping = True  # (the app gives the terminal back: nobody else writes to it now)
+        super().stop()
+
+    def behind(self) -> bool:
+        """The terminal has not read all that was written to it yet."""
+        return _terminal_behind(self._file)
 
     def run(self) -> None:
         # (Textual's loop, the count kept: an item is written before it stops being outstanding)

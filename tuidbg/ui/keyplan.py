@@ -15,6 +15,11 @@ when no plan is armed.
 What a plan holds is what ``fastkeys.binding_action`` and ``TuidbgApp.action_exec`` decide for the
 key at arming time: only a key bound to ``exec`` next/step/until, in a native program (no Python
 agent), stopped. A plan is taken at most once; ``arm`` after the next stop makes a new one.
+
+The step is written with gdb's output held until its ``*stopped`` record (``MIClient.write_reserved``'s
+``on_stop``, ``engine.gdb_output``): the loop stays quiet while gdb steps, and the plan's
+``ui.stoppaint`` (the rows the stop may change, drawn ahead) writes the new line from the thread
+that reads gdb's output, before the loop hears of the stop.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from textual.actions import ActionError, parse
 
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import ProcessState
-from tuidbg.ui import fastkeys
+from tuidbg.ui import fastkeys, stoppaint
 
 ARM_AFTER = 0.03  # seconds after a stop's refreshed state: the plan is made once the app is quiet
 ARM_TRIES = 100
@@ -56,6 +61,7 @@ class Plan:
     keymap: Any
     writes: int  # MIClient.writes when armed
     tokens: list[int] = field(default_factory=list)
+    paint: stoppaint.StopPaint | None = None  # the rows its stop may write from gdb's output thread
 
 
 def arm(app: Any, tries: int = 0) -> None:
@@ -76,6 +82,10 @@ def arm(app: Any, tries: int = 0) -> None:
         return
     if client.transport.write_fd() is None:
         return
+    if stoppaint.rows_coming(app) and tries < ARM_TRIES:
+        # (the source pane still draws the rows a step's stop may take from gdb's output thread)
+        asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
+        return
     keys: dict[bytes, _Armed] = {}
     for key in _step_keys(app):
         found = fastkeys.binding_action(app, events.Key(key, key))
@@ -95,7 +105,7 @@ def arm(app: Any, tries: int = 0) -> None:
             asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
         return
     app._key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
-                         app._keymap, client.writes, [a.token for a in keys.values()])
+                         app._keymap, client.writes, [a.token for a in keys.values()], stoppaint.make(app))
 
 
 def _step_keys(app: Any) -> list[str]:
@@ -133,12 +143,14 @@ def take(app: Any, data: bytes) -> bool:
     try:
         armed = plan.keys.get(data)
         client = plan.client
+        app._stop_paint = plan.paint  # (its stop's rows, if the loop finds them written: app_source)
         # (an input in flight: a key read before this one, handed to the loop and not taken in yet)
         written = (armed is not None and app.state is plan.state and app.session.client is client
                    and not getattr(app._driver, "input_in_flight", False) and len(app.screen_stack) == 1
                    and app.screen is plan.screen and app.focused is plan.focused and app._keymap is plan.keymap
                    and app.app_focus and app._message_queue.empty() and app._posted is None
-                   and client.write_reserved(armed.token, armed.line, plan.fd, plan.writes))
+                   and client.write_reserved(armed.token, armed.line, plan.fd, plan.writes,
+                                             plan.paint.on_stop if plan.paint is not None else _no_paint))
     except Exception:  # (gdb's input gone, the app closing: the key goes Textual's way, as without a plan)
         written = False
     try:
@@ -149,6 +161,10 @@ def take(app: Any, data: bytes) -> bool:
     except RuntimeError:
         pass  # (the loop closed: the app is gone)
     return written
+
+
+def _no_paint(_rec: Any) -> None:
+    """A step's stop, held for (gdb steps sooner with the loop quiet) with no rows to write."""
 
 
 def _release(app: Any, plan: Plan, kept: int | None) -> None:

@@ -98,11 +98,23 @@ def row_text(widget: Widget, r: int, box: Region, keep: bool = True) -> str:
     return Control.move_to(box.x, box.y).segment.text + strip.render(widget.app.console)
 
 
-def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region], str | None] | None = None) -> bool:
+def frame_ends(widget: Widget) -> tuple[str, str]:
+    """What goes before and after ``widget``'s rows (``row_text``, in the order of their rows) in a write
+    of them: as in Textual's own updates, the terminal's synchronized output where it has it (it shows
+    the rows whole), and the cursor put back where the app has it."""
+    app = widget.app
+    tail = Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text
+    return (SYNC_START, tail + SYNC_END) if app._sync_available else ("", tail)
+
+
+def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region], str | None] | None = None,
+               on_screen: str | None = None) -> bool:
     """Write ``widget``'s content rows ``rows`` (0 = the top row of its content area) to the terminal
     now; False, having written nothing, where that cannot be done the same as Textual would (``boxes``;
     and a terminal is needed: not under a headless driver). ``known(row, box)``: the row's text drawn
-    ahead, or None (it is rendered now)."""
+    ahead, or None (it is rendered now). ``on_screen``: what another thread wrote a moment ago, with
+    nothing written since (``ui.stoppaint``): when this call's text is the same, it is not written
+    again."""
     app = widget.app
     driver = app._driver
     if app.is_headless or app.is_inline or driver is None or not app._running or app._closed:
@@ -120,10 +132,10 @@ def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region
         else:  # (Textual's cache may hold the row as it was before: it renders it anew when it next composes it)
             widget._styles_cache.set_dirty(_row(widget, r))
         parts.append(text)
-    parts.append(Control.move_to(*widget.screen.outer_size.clamp_offset(app.cursor_position)).segment.text)
-    text = "".join(parts)
-    if app._sync_available:  # (as Textual's own updates: the terminal shows it whole)
-        text = SYNC_START + text + SYNC_END
+    head, tail = frame_ends(widget)
+    text = head + "".join(parts) + tail
+    if text == on_screen:
+        return True
     # (written here when nothing handed to the writer thread before waits: ui.driver)
     write_now = getattr(driver, "write_now", None)
     if write_now is None or not write_now(text):

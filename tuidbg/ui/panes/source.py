@@ -253,13 +253,14 @@ class SourceView(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
-    def show_stop_early(self, line: int) -> None:
+    def show_stop_early(self, line: int, on_screen: str | None = None) -> None:
         """``set_pc(line)`` for a stop whose state comes next and calls it again (``app_source``): that
-        call finds the rows on the screen already, and writes nothing."""
-        self.set_pc(line)
+        call finds the rows on the screen already, and writes nothing. ``on_screen``: what the thread
+        that reads gdb's output wrote for this stop (``ui.stoppaint``), not written again if the same."""
+        self.set_pc(line, on_screen=on_screen)
         self._early = (line, self.scroll_offset, self._generation) if self.painted_now else None
 
-    def set_pc(self, line: int | None, top: bool = True) -> None:
+    def set_pc(self, line: int | None, top: bool = True, on_screen: str | None = None) -> None:
         early, self._early = self._early, None
         if (early == (line, self.scroll_offset, self._generation) and top and self.pc_is_top
                 and self.pc_line == line == self.cursor_line):
@@ -289,7 +290,7 @@ class SourceView(ScrollView, can_focus=True):
         # scroll repaints the view by itself.
         top_row = self.scroll_offset.y
         self.painted_now = scrolled.y == top_row and paint_rows(
-            self, [n - 1 - top_row for n in changed if n is not None], self.ahead.known())
+            self, [n - 1 - top_row for n in changed if n is not None], self.ahead.known(), on_screen)
         if not self.painted_now:
             self._refresh_rows(*changed)
         elif self._on_pc_painted:

@@ -71,6 +71,36 @@ class RowsAhead:
 
         return known
 
+    @property
+    def drawing(self) -> bool:
+        """Rows are yet to be drawn (``prepare`` is scheduled)."""
+        return self._timer is not None
+
+    def step_rows(self) -> tuple[int, str, dict[int, tuple[int, str]]] | None:
+        """The rows a step from the current line may write, as drawn ahead (``ui.stoppaint``): the
+        current line's row (0 = the view's top) and its text as a plain row, and each other line in
+        view drawn as the current line, with its row; None unless the view is drawn ahead as it is."""
+        v = self.view
+        pc = v.pc_line
+        if not self.rows or self.drawn_for != self._key() or pc is None or v.cursor_line != pc:
+            return None
+        found = boxes(v, range(v.scrollable_content_region.height))
+        if not found:
+            return None
+        top = v.scroll_offset.y
+        plain: tuple[int, str] | None = None
+        rows: dict[int, tuple[int, str]] = {}
+        for r, box in found:
+            line = top + r + 1
+            got = self._fits(line, "plain" if line == pc else "pc", box)
+            if got is None:
+                continue
+            if line == pc:
+                plain = (r, got[3])
+            else:
+                rows[line] = (r, got[3])
+        return None if plain is None else (plain[0], plain[1], rows)
+
     def schedule(self, shown: bool) -> None:
         """A current line was set (``shown``: one is shown): the rows are drawn AHEAD_AFTER later."""
         if self._timer is not None:
