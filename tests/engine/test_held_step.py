@@ -15,6 +15,7 @@ from helpers import PROGRAMS, line_of, wait_for, wait_stopped
 
 from tuidbg.engine import client as client_module
 from tuidbg.engine import mi
+from tuidbg.engine import gdb_output
 from tuidbg.engine.gdb_output import OutputThread
 from tuidbg.engine.state import ProcessState
 
@@ -120,13 +121,37 @@ async def test_the_reader_thread_ends_with_its_transport(make_session, threads_p
 
 async def test_stop_ends_the_thread_while_another_process_holds_the_output_open():
     r, w = os.pipe()
-    got: list[bytes | None] = []
-    reader = OutputThread(r, asyncio.get_running_loop(), got.append)
+    reader = OutputThread(r)
     reader.start()
+    chunks = reader.chunks()
     os.write(w, b"^done\n")
-    await wait_for(lambda: got == [b"^done\n"], 10, "the output")
+    assert await asyncio.wait_for(chunks.__anext__(), 10) == b"^done\n"
     reader.stop()  # (w is still open: no end of the output would come)
     await asyncio.to_thread(reader.thread.join, 10)
     assert not reader.thread.is_alive()
-    await wait_for(lambda: got == [b"^done\n", None], 10, "the end")
+    assert [c async for c in chunks] == []  # (the end)
     os.close(w)
+
+
+async def test_the_thread_reads_at_most_its_backlog_ahead_of_the_loop(monkeypatch):
+    monkeypatch.setattr(gdb_output, "BACKLOG", 1000)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    reader = OutputThread(r)
+    reader.start()
+    sent = 0
+    try:  # (gdb's side: it writes until the pipe is full, as the loop takes nothing)
+        for _ in range(10_000):
+            sent += os.write(w, b"x" * 4096)
+            await asyncio.sleep(0)
+    except BlockingIOError:
+        pass
+    assert reader._ready_bytes <= 1000 + gdb_output.CHUNK  # (the pipe full, the thread waiting)
+    got = 0
+    chunks = reader.chunks()
+    while got < sent:
+        got += len(await asyncio.wait_for(chunks.__anext__(), 10))
+    assert got == sent  # (nothing lost: the thread read on as the loop took)
+    os.close(w)
+    assert [c async for c in chunks] == []
+    await asyncio.to_thread(reader.thread.join, 10)

@@ -1,8 +1,10 @@
 """gdb's output read by a thread of its own, and held while a step written by another thread runs.
 
 ``SubprocessTransport`` reads gdb's stdout here rather than on the loop: a thread blocked in
-``os.read`` hands each piece to the loop (``call_soon_threadsafe``, one wake-up for whatever came
-while the loop was busy), where the transport's ``lines`` splits it, as before.
+``os.read`` keeps what it read for the loop's ``chunks`` (one wake-up of the loop for whatever came
+while it was busy), where the transport's ``lines`` splits it, as before. The thread reads at most
+BACKLOG bytes ahead of the loop; beyond that it waits, and gdb waits on its full pipe, as it did on
+asyncio's reader.
 
 **A held step.** A step's key written to gdb by the terminal's input thread (``MIClient.
 write_reserved``, ``ui.keyplan``) asks first for ``hold``: from then on the pieces gdb writes while
@@ -20,18 +22,19 @@ thread").
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
 import select
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
 
 log = logging.getLogger("tuidbg.engine")
 
 CHUNK = 256 * 1024
+BACKLOG = 4 * 1024 * 1024  # bytes read and not yet taken by the loop, at most (then the thread waits)
 _STOPPED = re.compile(rb"(?:^|\n)\d*\*stopped[^\n]*\n")
 _ERROR = re.compile(rb"(?:^|\n)\d*\^error")
 
@@ -45,16 +48,19 @@ class _Hold:
 
 
 class OutputThread:
-    """Reads ``fd`` (gdb's stdout) until its end; ``sink(data)`` on ``loop`` with what came
-    (``sink(None)``: the end)."""
+    """Reads ``fd`` (gdb's stdout) until its end, for ``chunks`` on the running loop."""
 
-    def __init__(self, fd: int, loop: Any, sink: Callable[[bytes | None], None]) -> None:
+    def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._loop = loop
-        self._sink = sink
+        self._loop = asyncio.get_running_loop()
+        self._arrived = asyncio.Event()
         self._lock = threading.Lock()
-        self._ready: list[bytes | None] = []
+        self._taken = threading.Condition(self._lock)  # (the loop took what was ready: the thread reads on)
+        self._ready: list[bytes] = []
+        self._ready_bytes = 0
+        self._ended = False
         self._scheduled = False
+        self._stopping = False
         self._hold: _Hold | None = None
         self._wake_r, self._wake_w = os.pipe()  # (stop: the thread's wait ends, whoever holds gdb's output open)
         self._done = False
@@ -73,8 +79,25 @@ class OutputThread:
         """The transport is closed: the thread ends now (gdb gone, whatever still holds its output
         open), the end given to the sink."""
         with self._lock:
+            self._stopping = True
+            self._taken.notify()
             if not self._done:
                 os.write(self._wake_w, b"x")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The loop: gdb's output as it comes, until its end."""
+        while True:
+            with self._lock:
+                data, ended = b"".join(self._ready), self._ended
+                self._ready, self._ready_bytes, self._scheduled = [], 0, False
+                self._taken.notify()
+            if data:
+                yield data
+            elif ended:
+                return
+            else:
+                self._arrived.clear()  # (a wake-up asked for from now on comes after this: call_soon_threadsafe)
+                await self._arrived.wait()
 
     def _run(self) -> None:
         fd = self._fd
@@ -141,23 +164,19 @@ class OutputThread:
         return []
 
     def _deliver(self, data: bytes | None) -> None:
+        """``data`` (None: the end) for the loop's ``chunks``, once it has taken enough of what came before."""
         with self._lock:
-            self._ready.append(data)
+            while self._ready_bytes > BACKLOG and not self._stopping:
+                self._taken.wait()
+            if data is None:
+                self._ended = True
+            else:
+                self._ready.append(data)
+                self._ready_bytes += len(data)
             if self._scheduled:
                 return
             self._scheduled = True
         try:
-            self._loop.call_soon_threadsafe(self._flush)
+            self._loop.call_soon_threadsafe(self._arrived.set)
         except RuntimeError:
             pass  # (the loop is closed: nobody reads gdb's output any more)
-
-    def _flush(self) -> None:
-        """The loop: what came since the last call, to the sink."""
-        with self._lock:
-            ready, self._ready = self._ready, []
-            self._scheduled = False
-        data = b"".join(d for d in ready if d is not None)
-        if data:
-            self._sink(data)
-        if ready and ready[-1] is None:
-            self._sink(None)

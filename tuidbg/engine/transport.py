@@ -21,7 +21,6 @@ from tuidbg.engine.gdb_output import OutputThread
 # One MI line may be several MB (a 10,000-frame stack, a big value). Beyond this
 # the line is cut and the command that asked for it fails with a clear error.
 MAX_LINE = 64 * 1024 * 1024
-_CHUNK = 256 * 1024
 
 
 class Line(str):
@@ -99,7 +98,6 @@ class SubprocessTransport(Transport):
         self.max_line = max_line
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._proc: asyncio.subprocess.Process | None = None
-        self._out: asyncio.StreamReader | None = None  # gdb's stdout, as its reader thread hands it over
         self._output: OutputThread | None = None
         self._stderr_task: asyncio.Task | None = None
         self.pid = None
@@ -115,17 +113,9 @@ class SubprocessTransport(Transport):
         finally:
             os.close(out_w)
         self.pid = self._proc.pid
-        self._out = asyncio.StreamReader()
-        self._output = OutputThread(out_r, asyncio.get_running_loop(), self._take_output)
+        self._output = OutputThread(out_r)
         self._output.start()
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
-
-    def _take_output(self, data: bytes | None) -> None:
-        assert self._out is not None
-        if data is None:
-            self._out.feed_eof()
-        else:
-            self._out.feed_data(data)
 
     def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
         if self._output is not None:
@@ -186,15 +176,11 @@ class SubprocessTransport(Transport):
 
     async def lines(self) -> AsyncIterator[Line]:
         """Lines of gdb's stdout, split by hand so that no length limit can raise."""
-        assert self._out is not None
-        reader = self._out
+        assert self._output is not None
         pending: list[bytes] = []
         pending_len = 0
         dropped = 0
-        while True:
-            chunk = await reader.read(_CHUNK)
-            if not chunk:
-                break
+        async for chunk in self._output.chunks():
             start = 0
             while True:
                 nl = chunk.find(b"\n", start)
