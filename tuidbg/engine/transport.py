@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
 
 from tuidbg.engine.errors import StartupError
-from tuidbg.engine.gdb_output import OutputThread
+from tuidbg.engine.gdb_output import HeldOutput
 
 # One MI line may be several MB (a 10,000-frame stack, a big value). Beyond this
 # the line is cut and the command that asked for it fails with a clear error.
 MAX_LINE = 64 * 1024 * 1024
+_CHUNK = 256 * 1024
 
 
 class Line(str):
@@ -51,8 +52,8 @@ class Transport:
 
     def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
         """Just before another thread writes a step to gdb (``write_fd``): gdb's output held until the
-        step's ``*stopped`` line, which ``on_stop`` gets first, in the thread that reads gdb's output
-        (``engine.gdb_output``). Here: nothing held, and ``on_stop`` is not called."""
+        step's ``*stopped`` line, which ``on_stop`` gets first, in a thread that reads gdb's output
+        meanwhile (``engine.gdb_output``). Here: nothing held, and ``on_stop`` is not called."""
         return None
 
     def lines(self) -> AsyncIterator[Line]:
@@ -98,35 +99,16 @@ class SubprocessTransport(Transport):
         self.max_line = max_line
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._proc: asyncio.subprocess.Process | None = None
-        self._output: OutputThread | None = None
+        self._held: HeldOutput | None = None  # gdb's output while a step is held (engine.gdb_output)
         self._stderr_task: asyncio.Task | None = None
         self.pid = None
 
     async def start(self) -> None:
-        # gdb's stdout: a pipe read by a thread of its own (engine.gdb_output), not by the loop
-        out_r, out_w = os.pipe()
         try:
-            self._proc = await self._spawn(out_w)
-        except BaseException:
-            os.close(out_r)
-            raise
-        finally:
-            os.close(out_w)
-        self.pid = self._proc.pid
-        self._output = OutputThread(out_r)
-        self._output.start()
-        self._stderr_task = asyncio.ensure_future(self._read_stderr())
-
-    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
-        if self._output is not None:
-            self._output.hold(on_stop, at_most)
-
-    async def _spawn(self, out_w: int) -> asyncio.subprocess.Process:
-        try:
-            return await asyncio.create_subprocess_exec(
+            self._proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=out_w,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
@@ -140,6 +122,18 @@ class SubprocessTransport(Transport):
             raise StartupError(f"cannot run {self.argv[0]}: permission denied") from exc
         except OSError as exc:
             raise StartupError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from exc
+        self.pid = self._proc.pid
+        self._stderr_task = asyncio.ensure_future(self._read_stderr())
+        stdout = self._proc.stdout
+        pipe = self._proc._transport.get_pipe_transport(1)  # (asyncio's reader of gdb's stdout)
+        if stdout is not None and pipe is not None and pipe.get_extra_info("pipe") is not None:
+            self._held = HeldOutput(pipe.get_extra_info("pipe").fileno(), asyncio.get_running_loop(),
+                                    pipe.pause_reading, pipe.resume_reading, stdout.feed_data)
+            self._held.start()
+
+    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+        if self._held is not None:
+            self._held.hold(on_stop, at_most)
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -176,11 +170,15 @@ class SubprocessTransport(Transport):
 
     async def lines(self) -> AsyncIterator[Line]:
         """Lines of gdb's stdout, split by hand so that no length limit can raise."""
-        assert self._output is not None
+        assert self._proc is not None and self._proc.stdout is not None
+        reader = self._proc.stdout
         pending: list[bytes] = []
         pending_len = 0
         dropped = 0
-        async for chunk in self._output.chunks():
+        while True:
+            chunk = await reader.read(_CHUNK)
+            if not chunk:
+                break
             start = 0
             while True:
                 nl = chunk.find(b"\n", start)
@@ -256,8 +254,8 @@ class SubprocessTransport(Transport):
                 await proc.wait()
         if self._stderr_task is not None and not self._stderr_task.done():
             self._stderr_task.cancel()
-        if self._output is not None:
-            self._output.stop()
+        if self._held is not None:
+            self._held.stop()
 
 
 def _make_line(data: bytes, dropped: int) -> Line:
