@@ -110,6 +110,25 @@ async def test_a_stop_after_the_holds_time_goes_the_usual_way(make_session, thre
     assert s.state.frames[0].line == line_of(PROGRAMS / "threads.c", "middle_after")
 
 
+async def test_no_hold_once_the_loop_has_read_the_steps_stop(make_session, threads_prog, monkeypatch):
+    # (the loop was busy when the step was written: it lends gdb's output only after the stop came)
+    monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)
+    s = await stopped(make_session, threads_prog)
+    client, held = s.client, s.client.transport._held
+    reads, lends = lent(s), []
+    lend = held._lend
+    held._lend = lambda: lends.append(lend)  # (its turn comes later, by hand)
+    gen = s.state.generation
+    called = []
+    token, line = client.reserve(s.step_command("next"))
+    assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, called.append)
+    assert (await client.take_reserved(token)).cls == "running"
+    await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the step's stop")
+    lends.pop()()  # (the loop's turn, late)
+    assert not reads and not called and held._lent is None  # (nothing lent: nothing held for 20 ms)
+    assert (await asyncio.wait_for(s.cmd("-data-evaluate-expression 2+3"), 20)).get("value") == "5"
+
+
 async def test_gdbs_end_during_a_hold_loses_nothing(make_session, threads_prog, monkeypatch):
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)
     s = await stopped(make_session, threads_prog)

@@ -90,6 +90,7 @@ class MIClient:
         self._exit_event = asyncio.Event()
         self.on_exit: Callable[[GdbExited], None] | None = None
         self.lines_read = 0
+        self.stops_read = 0  # *stopped records dispatched (a held step's hold comes too late after one)
         self.writes = 0  # commands this client has written (a reserved one written elsewhere: not counted)
         self._write_lock = threading.Lock()  # (send_nowait's write, or write_reserved's from another thread)
         self._reserved: dict[int, _Pending] = {}  # reserve(): tokens for a command written elsewhere
@@ -157,7 +158,9 @@ class MIClient:
             # ^running may come before or after *running: the listener sees it in
             # stream order, so the state machine never misses a resume.
         quiet = False
-        if rec.kind in mi.STREAM_KINDS or rec.kind == mi.TEXT:
+        if rec.kind == mi.EXEC and rec.cls == "stopped":
+            self.stops_read += 1
+        elif rec.kind in mi.STREAM_KINDS or rec.kind == mi.TEXT:
             owner = self._oldest()
             if owner is not None:
                 owner[1].output.append(rec)
@@ -248,7 +251,8 @@ class MIClient:
             if pend is None or self.writes != writes or self.exited is not None or self.transport.write_fd() is None:
                 return False
             if on_stop is not None:
-                self.transport.hold(partial(_parsed_stop, on_stop), HOLD_AT_MOST)
+                stops = self.stops_read
+                self.transport.hold(partial(_parsed_stop, on_stop), HOLD_AT_MOST, lambda: self.stops_read != stops)
             os.write(fd, line)  # (a pipe: a line this short is written whole, or not at all)
             pend.sent_at = time.monotonic()
         return True

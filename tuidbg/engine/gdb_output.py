@@ -36,23 +36,24 @@ _ERROR = re.compile(rb"(?:^|\n)\d*\^error")
 
 
 class _Hold:
-    __slots__ = ("on_stop", "until")
+    __slots__ = ("on_stop", "until", "too_late")
 
-    def __init__(self, on_stop: Callable[[str], None], until: float) -> None:
+    def __init__(self, on_stop: Callable[[str], None], until: float, too_late: Callable[[], bool]) -> None:
         self.on_stop = on_stop
         self.until = until
+        self.too_late = too_late
 
 
 class HeldOutput:
     """The thread that reads ``fd`` (gdb's stdout) while a step is held. ``pause()``/``resume()``: the
     loop's own reading of it (the pipe transport's); ``feed(data)``: what the thread read, to the
-    loop's reader, in order."""
+    loop's reader, in order; ``closed()``: the loop's reader met gdb's end (``fd`` is closed, or soon)."""
 
     def __init__(self, fd: int, loop: Any, pause: Callable[[], None], resume: Callable[[], None],
-                 feed: Callable[[bytes], None]) -> None:
+                 feed: Callable[[bytes], None], closed: Callable[[], bool]) -> None:
         self._fd = fd
         self._loop = loop
-        self._pause, self._resume, self._feed = pause, resume, feed
+        self._pause, self._resume, self._feed, self._closed = pause, resume, feed, closed
         self._hold: _Hold | None = None  # asked for (hold), not yet lent
         self._lent: _Hold | None = None  # the thread reads for it
         self._wake_r, self._wake_w = os.pipe()
@@ -64,11 +65,12 @@ class HeldOutput:
     def start(self) -> None:
         self.thread.start()
 
-    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+    def hold(self, on_stop: Callable[[str], None], at_most: float, too_late: Callable[[], bool]) -> None:
         """Any thread, just before it writes a step to gdb: gdb's output held until the step's
         ``*stopped`` line (given to ``on_stop`` in this reader's thread, as text), an ``^error`` or
-        ``at_most`` seconds, whichever comes first; the loop lends it to the thread at its next turn."""
-        self._hold = _Hold(on_stop, time.monotonic() + at_most)
+        ``at_most`` seconds, whichever comes first; the loop lends it to the thread at its next turn,
+        unless ``too_late()`` then (the loop, busy when the step was written, read its stop itself)."""
+        self._hold = _Hold(on_stop, time.monotonic() + at_most, too_late)
         try:
             self._loop.call_soon_threadsafe(self._lend)
         except RuntimeError:
@@ -84,7 +86,8 @@ class HeldOutput:
     def _lend(self) -> None:
         """The loop: gdb's output is the thread's, for the hold asked for (if it is not over already)."""
         hold, self._hold = self._hold, None
-        if hold is None or self._lent is not None or time.monotonic() >= hold.until:
+        if (hold is None or self._lent is not None or time.monotonic() >= hold.until or hold.too_late()
+                or self._closed()):
             return
         with self._lock:
             if self._stopping:

@@ -50,10 +50,11 @@ class Transport:
         of ``write``'s is waiting to go before it), or None (``MIClient.reserve``)."""
         return None
 
-    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+    def hold(self, on_stop: Callable[[str], None], at_most: float, too_late: Callable[[], bool]) -> None:
         """Just before another thread writes a step to gdb (``write_fd``): gdb's output held until the
         step's ``*stopped`` line, which ``on_stop`` gets first, in a thread that reads gdb's output
-        meanwhile (``engine.gdb_output``). Here: nothing held, and ``on_stop`` is not called."""
+        meanwhile (``engine.gdb_output``; not if ``too_late()`` when the loop would lend it: the loop
+        read the stop already). Here: nothing held, and ``on_stop`` is not called."""
         return None
 
     def lines(self) -> AsyncIterator[Line]:
@@ -124,16 +125,19 @@ class SubprocessTransport(Transport):
             raise StartupError(f"cannot run {self.argv[0]}: {exc.strerror or exc}") from exc
         self.pid = self._proc.pid
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
+        # asyncio's reader of gdb's stdout (Process keeps its transport private; stable since 3.4),
+        # lent to a thread while a step is held (engine.gdb_output)
         stdout = self._proc.stdout
-        pipe = self._proc._transport.get_pipe_transport(1)  # (asyncio's reader of gdb's stdout)
-        if stdout is not None and pipe is not None and pipe.get_extra_info("pipe") is not None:
-            self._held = HeldOutput(pipe.get_extra_info("pipe").fileno(), asyncio.get_running_loop(),
-                                    pipe.pause_reading, pipe.resume_reading, stdout.feed_data)
+        pipe = self._proc._transport.get_pipe_transport(1)
+        fileobj = pipe.get_extra_info("pipe") if pipe is not None else None
+        if stdout is not None and fileobj is not None and not pipe.is_closing() and not fileobj.closed:
+            self._held = HeldOutput(fileobj.fileno(), asyncio.get_running_loop(), pipe.pause_reading,
+                                    pipe.resume_reading, stdout.feed_data, pipe.is_closing)
             self._held.start()
 
-    def hold(self, on_stop: Callable[[str], None], at_most: float) -> None:
+    def hold(self, on_stop: Callable[[str], None], at_most: float, too_late: Callable[[], bool]) -> None:
         if self._held is not None:
-            self._held.hold(on_stop, at_most)
+            self._held.hold(on_stop, at_most, too_late)
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -238,6 +242,9 @@ class SubprocessTransport(Transport):
         proc = self._proc
         if proc is None:
             return
+        if self._held is not None:
+            self._held.stop()  # (before gdb's output is closed: the thread reads it no more)
+            await asyncio.to_thread(self._held.thread.join, 2.0)
         if proc.stdin is not None and not proc.stdin.is_closing():
             try:
                 proc.stdin.close()
@@ -254,8 +261,6 @@ class SubprocessTransport(Transport):
                 await proc.wait()
         if self._stderr_task is not None and not self._stderr_task.done():
             self._stderr_task.cancel()
-        if self._held is not None:
-            self._held.stop()
 
 
 def _make_line(data: bytes, dropped: int) -> Line:

@@ -153,6 +153,8 @@ def take(app: Any, data: bytes) -> bool:
                                              plan.paint.on_stop if plan.paint is not None else _no_paint))
     except Exception:  # (gdb's input gone, the app closing: the key goes Textual's way, as without a plan)
         written = False
+    if not written:
+        app._stop_paint = None
     try:
         if written:
             app._loop.call_soon_threadsafe(_written, app, plan, armed)
