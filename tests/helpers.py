@@ -145,6 +145,15 @@ async def wait_stopped(session, timeout: float = 30.0):
     return await session.wait_refreshed(timeout)
 
 
+async def stopped_in_middle(make_session, program):
+    """A session of ``program`` (tests/programs/threads.c) stopped at a breakpoint in ``middle``."""
+    s = await make_session(mode="run", program=str(program))
+    await s.console("break middle")
+    await s.launch()
+    await wait_stopped(s)
+    return s
+
+
 def tuidbg_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "tuidbg", *args]
 

@@ -10,21 +10,13 @@ import asyncio
 import threading
 
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of, wait_for, wait_stopped
+from helpers import PROGRAMS, line_of, stopped_in_middle, wait_for
 
 from tuidbg.engine import client as client_module
 from tuidbg.engine import mi
 from tuidbg.engine.state import ProcessState
 
 pytestmark = requires_gdb
-
-
-async def stopped(make_session, program):
-    s = await make_session(mode="run", program=str(program))
-    await s.console("break middle")
-    await s.launch()
-    await wait_stopped(s)
-    return s
 
 
 def lent(s) -> list[float]:
@@ -41,6 +33,16 @@ def lent(s) -> list[float]:
     return reads
 
 
+async def held_step(s, on_stop) -> None:
+    """A `next` written as the input thread writes it, with gdb's output held (``on_stop``), until its stop."""
+    client = s.client
+    gen = s.state.generation
+    token, line = client.reserve(s.step_command("next"))
+    assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, on_stop)
+    assert (await client.take_reserved(token)).cls == "running"
+    await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the step's stop")
+
+
 def watched(client) -> list[tuple]:
     """What the loop hears from gdb, in order, into the list returned (``on_stop`` adds to it too)."""
     events: list[tuple] = []
@@ -55,20 +57,13 @@ def watched(client) -> list[tuple]:
 
 
 async def test_a_held_steps_stop_reaches_on_stop_first_then_the_loop_hears_it_all_in_order(make_session, threads_prog):
-    s = await stopped(make_session, threads_prog)
-    client = s.client
-    fd = client.transport.write_fd()
-    events = watched(client)
-    gen = s.state.generation
+    s = await stopped_in_middle(make_session, threads_prog)
+    events = watched(s.client)
 
     def on_stop(rec: mi.MIRecord) -> None:
         events.append(("on_stop", threading.current_thread().name, rec.cls, rec.results["frame"]["line"]))
 
-    token, line = client.reserve(s.step_command("next"))
-    assert client.write_reserved(token, line, fd, client.writes, on_stop)
-    res = await client.take_reserved(token)
-    assert res.cls == "running"
-    await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the step's stop")
+    await held_step(s, on_stop)
     after = str(line_of(PROGRAMS / "threads.c", "middle_after"))
     # the stop reached on_stop, in gdb's output thread, before the loop heard of it
     first = events.index(("on_stop", "tuidbg-gdb-output", "stopped", after))
@@ -84,7 +79,7 @@ async def test_a_held_steps_stop_reaches_on_stop_first_then_the_loop_hears_it_al
 
 async def test_a_hold_ends_at_the_steps_error(make_session, threads_prog, monkeypatch):
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)  # (only the error can end it in time)
-    s = await stopped(make_session, threads_prog)
+    s = await stopped_in_middle(make_session, threads_prog)
     client = s.client
     called, reads = [], lent(s)
     token, line = client.reserve("-exec-next --thread 999")
@@ -96,15 +91,10 @@ async def test_a_hold_ends_at_the_steps_error(make_session, threads_prog, monkey
 
 async def test_a_stop_after_the_holds_time_goes_the_usual_way(make_session, threads_prog, monkeypatch):
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 0.0)
-    s = await stopped(make_session, threads_prog)
-    client = s.client
-    events = watched(client)
-    called = []
-    gen = s.state.generation
-    token, line = client.reserve(s.step_command("next"))
-    assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, called.append)
-    assert (await client.take_reserved(token)).cls == "running"
-    await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the step's stop")
+    s = await stopped_in_middle(make_session, threads_prog)
+    events = watched(s.client)
+    called: list = []
+    await held_step(s, called.append)
     assert not called
     assert (mi.EXEC, "stopped") in [(kind, cls) for _, kind, cls in events]
     assert s.state.frames[0].line == line_of(PROGRAMS / "threads.c", "middle_after")
@@ -113,17 +103,13 @@ async def test_a_stop_after_the_holds_time_goes_the_usual_way(make_session, thre
 async def test_no_hold_once_the_loop_has_read_the_steps_stop(make_session, threads_prog, monkeypatch):
     # (the loop was busy when the step was written: it lends gdb's output only after the stop came)
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)
-    s = await stopped(make_session, threads_prog)
-    client, held = s.client, s.client.transport._held
+    s = await stopped_in_middle(make_session, threads_prog)
+    held = s.client.transport._held
     reads, lends = lent(s), []
     lend = held._lend
     held._lend = lambda: lends.append(lend)  # (its turn comes later, by hand)
-    gen = s.state.generation
-    called = []
-    token, line = client.reserve(s.step_command("next"))
-    assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, called.append)
-    assert (await client.take_reserved(token)).cls == "running"
-    await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the step's stop")
+    called: list = []
+    await held_step(s, called.append)
     lends.pop()()  # (the loop's turn, late)
     assert not reads and not called and held._lent is None  # (nothing lent: nothing held for 20 ms)
     assert (await asyncio.wait_for(s.cmd("-data-evaluate-expression 2+3"), 20)).get("value") == "5"
@@ -131,7 +117,7 @@ async def test_no_hold_once_the_loop_has_read_the_steps_stop(make_session, threa
 
 async def test_gdbs_end_during_a_hold_loses_nothing(make_session, threads_prog, monkeypatch):
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)
-    s = await stopped(make_session, threads_prog)
+    s = await stopped_in_middle(make_session, threads_prog)
     client = s.client
     reads = lent(s)
     await s.cmd("-gdb-set confirm off")
@@ -144,7 +130,7 @@ async def test_gdbs_end_during_a_hold_loses_nothing(make_session, threads_prog, 
 
 
 async def test_the_reader_thread_ends_with_its_transport(make_session, threads_prog):
-    s = await stopped(make_session, threads_prog)
+    s = await stopped_in_middle(make_session, threads_prog)
     thread = s.client.transport._held.thread
     assert thread.is_alive()
     await s.close()

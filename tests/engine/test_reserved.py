@@ -9,24 +9,15 @@ import os
 
 import pytest
 from conftest import requires_gdb
-from helpers import wait_for, wait_stopped
+from helpers import stopped_in_middle, wait_for
 
 from tuidbg.engine.errors import GdbExited
 
 pytestmark = requires_gdb
 
 
-async def stopped(make_session, program):
-    """A session whose program stopped in ``middle``."""
-    s = await make_session(mode="run", program=str(program))
-    await s.console("break middle")
-    await s.launch()
-    await wait_stopped(s)
-    return s
-
-
 async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_meet(make_session, threads_prog):
-    s = await stopped(make_session, threads_prog)
+    s = await stopped_in_middle(make_session, threads_prog)
     client = s.client
     fd = s.client.transport.write_fd()
     assert fd is not None
@@ -62,7 +53,7 @@ async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_
 
 
 async def test_a_reserved_command_taken_after_gdb_is_gone_fails_at_once(make_session, threads_prog):
-    s = await stopped(make_session, threads_prog)
+    s = await stopped_in_middle(make_session, threads_prog)
     client = s.client
     token, _line = client.reserve("-exec-next")
     os.kill(client.transport.pid, 9)
