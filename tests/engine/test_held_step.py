@@ -10,7 +10,7 @@ import asyncio
 import threading
 
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of, stopped_in_middle, wait_for
+from helpers import PROGRAMS, compile_c, line_of, stopped_in_middle, wait_for, wait_stopped
 
 from tuidbg.engine import client as client_module
 from tuidbg.engine import mi
@@ -56,7 +56,9 @@ def watched(client) -> list[tuple]:
     return events
 
 
-async def test_a_held_steps_stop_reaches_on_stop_first_then_the_loop_hears_it_all_in_order(make_session, threads_prog):
+async def test_a_held_steps_stop_reaches_on_stop_first_then_the_loop_hears_it_all_in_order(make_session, threads_prog,
+                                                                                           monkeypatch):
+    monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)  # (a loaded machine's step: still held)
     s = await stopped_in_middle(make_session, threads_prog)
     events = watched(s.client)
 
@@ -89,15 +91,33 @@ async def test_a_hold_ends_at_the_steps_error(make_session, threads_prog, monkey
     assert (await asyncio.wait_for(s.cmd("-data-evaluate-expression 1+1"), 20)).get("value") == "2"
 
 
-async def test_a_stop_after_the_holds_time_goes_the_usual_way(make_session, threads_prog, monkeypatch):
+async def test_a_hold_over_before_the_loops_turn_lends_nothing(make_session, threads_prog, monkeypatch):
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 0.0)
     s = await stopped_in_middle(make_session, threads_prog)
-    events = watched(s.client)
+    events, reads = watched(s.client), lent(s)
     called: list = []
     await held_step(s, called.append)
-    assert not called
+    assert not called and not reads
     assert (mi.EXEC, "stopped") in [(kind, cls) for _, kind, cls in events]
     assert s.state.frames[0].line == line_of(PROGRAMS / "threads.c", "middle_after")
+
+
+async def test_a_step_longer_than_its_hold_goes_on_the_loops_way(make_session, build_dir, monkeypatch):
+    monkeypatch.setattr(client_module, "HOLD_AT_MOST", 0.005)
+    src = PROGRAMS / "victim.c"
+    sleeps = next(i for i, text in enumerate(src.read_text().splitlines(), 1) if "usleep(20000)" in text)
+    s = await make_session(mode="run", program=str(compile_c(src, build_dir / "victim")))
+    await s.console(f"break victim.c:{sleeps}")
+    await s.launch()
+    await wait_stopped(s)
+    events, reads = watched(s.client), lent(s)
+    called: list = []
+    await held_step(s, called.append)  # (a `next` over 20 ms of sleep)
+    # lent, and given back at the hold's time with the step's start; its stop the loop's own
+    assert len(reads) == 1 and not called
+    heard = [(kind, cls) for _, kind, cls in events]
+    assert heard.index((mi.EXEC, "running")) < heard.index((mi.EXEC, "stopped"))
+    assert s.state.frames[0].line != sleeps
 
 
 async def test_no_hold_once_the_loop_has_read_the_steps_stop(make_session, threads_prog, monkeypatch):

@@ -18,6 +18,7 @@ import os
 import sys
 
 from tuidbg.cli import main
+from tuidbg.engine import client
 from tuidbg.ui import keyplan, stoppaint
 from tuidbg.ui.panes import source
 
@@ -62,6 +63,7 @@ def logged_paint_rows(widget, *args):
     return painted
 
 
+client.HOLD_AT_MOST = 5.0  # (a step on a loaded machine still held: what is tested is the way, not the time)
 keyplan.arm = logged_arm
 source.paint_rows = logged_paint_rows
 stoppaint.StopPaint.on_stop = logged_on_stop

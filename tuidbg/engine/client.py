@@ -253,7 +253,11 @@ class MIClient:
             if on_stop is not None:
                 stops = self.stops_read
                 self.transport.hold(partial(_parsed_stop, on_stop), HOLD_AT_MOST, lambda: self.stops_read != stops)
-            os.write(fd, line)  # (a pipe: a line this short is written whole, or not at all)
+            try:
+                os.write(fd, line)
+            except BaseException:
+                self.transport.unhold()
+                raise  # (a pipe: a line this short is written whole, or not at all)
             pend.sent_at = time.monotonic()
         return True
 

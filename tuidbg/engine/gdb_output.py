@@ -47,13 +47,14 @@ class _Hold:
 class HeldOutput:
     """The thread that reads ``fd`` (gdb's stdout) while a step is held. ``pause()``/``resume()``: the
     loop's own reading of it (the pipe transport's); ``feed(data)``: what the thread read, to the
-    loop's reader, in order; ``closed()``: the loop's reader met gdb's end (``fd`` is closed, or soon)."""
+    loop's reader, in order; ``reading()``: the loop reads it now (not paused by its reader's own flow
+    control, not at gdb's end: ``fd`` may be closed then)."""
 
     def __init__(self, fd: int, loop: Any, pause: Callable[[], None], resume: Callable[[], None],
-                 feed: Callable[[bytes], None], closed: Callable[[], bool]) -> None:
+                 feed: Callable[[bytes], None], reading: Callable[[], bool]) -> None:
         self._fd = fd
         self._loop = loop
-        self._pause, self._resume, self._feed, self._closed = pause, resume, feed, closed
+        self._pause, self._resume, self._feed, self._reading = pause, resume, feed, reading
         self._hold: _Hold | None = None  # asked for (hold), not yet lent
         self._lent: _Hold | None = None  # the thread reads for it
         self._wake_r, self._wake_w = os.pipe()
@@ -76,6 +77,10 @@ class HeldOutput:
         except RuntimeError:
             self._hold = None  # (the loop is closed)
 
+    def unhold(self) -> None:
+        """The step was not written after all: no hold (if the loop has not lent its output yet)."""
+        self._hold = None
+
     def stop(self) -> None:
         """The transport is closed: the thread ends (and gives back what it held)."""
         with self._lock:
@@ -87,14 +92,14 @@ class HeldOutput:
         """The loop: gdb's output is the thread's, for the hold asked for (if it is not over already)."""
         hold, self._hold = self._hold, None
         if (hold is None or self._lent is not None or time.monotonic() >= hold.until or hold.too_late()
-                or self._closed()):
+                or not self._reading()):
             return
         with self._lock:
-            if self._stopping:
+            if self._stopping or self._done:
                 return
-            self._pause()
             self._lent = hold
             os.write(self._wake_w, b"l")
+            self._pause()
 
     def _give_back(self, data: bytes) -> None:
         """The loop: what the thread read, then gdb's output is the loop's again."""
@@ -106,10 +111,7 @@ class HeldOutput:
     def _run(self) -> None:
         try:
             while True:
-                ready = select.select([self._wake_r], [], [])[0]
-                if not ready:
-                    continue
-                if os.read(self._wake_r, 1) == b"s":
+                if os.read(self._wake_r, 1) == b"s":  # (blocks until the loop lends or stops)
                     break
                 hold = self._lent
                 if hold is not None:
@@ -131,13 +133,16 @@ class HeldOutput:
         """gdb's output read for ``hold`` until it is over; (what was read, whether the thread is to stop)."""
         held: list[bytes] = []
         fd = self._fd
+        poll = select.poll()
+        poll.register(fd, select.POLLIN)
+        poll.register(self._wake_r, select.POLLIN)
         while True:
             left = hold.until - time.monotonic()
             if left <= 0:
                 return b"".join(held), False  # (no stop within the hold's time: the loop hears of the run)
             try:
-                ready = select.select([fd, self._wake_r], [], [], left)[0]
-            except (OSError, ValueError):
+                ready = {f for f, _ in poll.poll(max(1, int(left * 1000 + 0.999)))}
+            except OSError:
                 return b"".join(held), False
             if self._wake_r in ready and fd not in ready:
                 return b"".join(held), True  # (stop)

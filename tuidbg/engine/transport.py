@@ -57,6 +57,10 @@ class Transport:
         read the stop already). Here: nothing held, and ``on_stop`` is not called."""
         return None
 
+    def unhold(self) -> None:
+        """The step ``hold`` was asked for was not written."""
+        return None
+
     def lines(self) -> AsyncIterator[Line]:
         raise NotImplementedError
 
@@ -131,13 +135,22 @@ class SubprocessTransport(Transport):
         pipe = self._proc._transport.get_pipe_transport(1)
         fileobj = pipe.get_extra_info("pipe") if pipe is not None else None
         if stdout is not None and fileobj is not None and not pipe.is_closing() and not fileobj.closed:
-            self._held = HeldOutput(fileobj.fileno(), asyncio.get_running_loop(), pipe.pause_reading,
-                                    pipe.resume_reading, stdout.feed_data, pipe.is_closing)
+
+            def resume() -> None:  # (unless the reader paused it itself: too much unread, it resumes it then)
+                if not getattr(stdout, "_paused", False):
+                    pipe.resume_reading()
+
+            self._held = HeldOutput(fileobj.fileno(), asyncio.get_running_loop(), pipe.pause_reading, resume,
+                                    stdout.feed_data, pipe.is_reading)
             self._held.start()
 
     def hold(self, on_stop: Callable[[str], None], at_most: float, too_late: Callable[[], bool]) -> None:
         if self._held is not None:
             self._held.hold(on_stop, at_most, too_late)
+
+    def unhold(self) -> None:
+        if self._held is not None:
+            self._held.unhold()
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None

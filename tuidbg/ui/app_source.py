@@ -114,10 +114,11 @@ class SourcePart:
         the line (~0.25 ms of a step's key to its line, bench/RESULTS.md). A planned step's line may be
         on the screen already (``ui.stoppaint``): not written again."""
         paint, self._stop_paint = self._stop_paint, None
-        if stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname:
-            return
         src = self._early_view()
-        if src is None or src.path != stop.fullname or stop.thread_id != self._painted.selected_thread:
+        if (stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname or src is None
+                or src.path != stop.fullname or stop.thread_id != self._painted.selected_thread):
+            if paint is not None and paint.painted is not None:  # (rows the pane does not take for its own)
+                self._source().refresh()
             return
         on_screen = paint.on_screen(stop.line) if paint is not None else None
         try:

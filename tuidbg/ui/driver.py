@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import io
 import os
+import select
 import selectors
 import struct
 import termios
@@ -44,10 +45,13 @@ NOW_AT_MOST = 16384  # characters write_now takes (a step's rows: 1-2 KB)
 
 
 def _terminal_behind(file) -> bool:
-    """The terminal has not read all that was written to it (a slow link): a write could wait, and
-    the app's thread must not."""
+    """The terminal has not read all that was written to it (a slow link), or has no room for more
+    now: a write could wait, and the app's thread (or gdb's output thread, ui.stoppaint) must not.
+    (TIOCOUTQ: a serial line's or a socket's; a pseudo-terminal's is 0: its room is what tells.)"""
     try:
-        return struct.unpack("i", fcntl.ioctl(file.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0] > 0
+        fd = file.fileno()
+        return (struct.unpack("i", fcntl.ioctl(fd, termios.TIOCOUTQ, b"\0" * 4))[0] > 0
+                or not select.select([], [fd], [], 0)[1])
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return False  # (not a terminal: a file or a pipe of a test)
 
@@ -88,10 +92,6 @@ class OrderedWriter(WriterThread):
         with self._lock:
             self._stopping = True  # (the app gives the terminal back: nobody else writes to it now)
         super().stop()
-
-    def behind(self) -> bool:
-        """The terminal has not read all that was written to it yet."""
-        return _terminal_behind(self._file)
 
     def run(self) -> None:
         # (Textual's loop, the count kept: an item is written before it stops being outstanding)

@@ -15,13 +15,12 @@ the terminal the size it was then; and nothing written to the terminal since the
 (``OrderedWriter.written``: the screen is as it was when the texts were taken, and the write is
 refused under the writer's lock otherwise). Anything else is left to the loop, as before.
 
-**The line first.** Once the rows are written, the reader's thread waits until the terminal has read
-them (TIOCOUTQ, READ_AT_MOST at most) and STILL more before gdb's output goes on to the loop: on a
-2-core machine the loop's work on the stop (~1 ms: the record, the state, the panes' checks, the
-refresh's commands) otherwise takes the core the terminal needs to show the line. Measured in one
-run (bench/step_tmux.py --watch control, 60 steps): the line seen 3.8-4.2 ms after the key without
-the wait, 2.5-2.7 ms with it (cgdb: 3.0). The other panes show the stop that much later (~1 ms of
-the 22-24 ms they take).
+**The line first.** Once the rows are written, the reader's thread waits STILL before gdb's output
+goes on to the loop: on a 2-core machine the loop's work on the stop (~1 ms: the record, the state,
+the panes' checks, the refresh's commands) otherwise takes the core the terminal needs to show the
+line. Measured (bench/step_tmux.py --watch control, 60-80 steps, same runs): the line seen 3.8-4.2
+ms after the key without the wait, 2.5-2.7 ms with 0.5-1 ms of it (cgdb: 3.0). The other panes show
+the stop that much later (0.5 ms of the 20-24 ms they take).
 """
 
 from __future__ import annotations
@@ -35,9 +34,7 @@ from tuidbg.engine.state import stop_seen
 from tuidbg.ui.driver import OrderedWriter
 from tuidbg.ui.rows_now import frame_ends
 
-READ_AT_MOST = 0.002  # seconds the reader's thread waits for the terminal to read the rows
-STILL = 0.0005  # ... and then, for the terminal to show them, before the loop hears of the stop
-_POLL = 0.00005
+STILL = 0.0005  # seconds the terminal has to show the rows before the loop hears of the stop
 
 
 class StopPaint:
@@ -83,9 +80,6 @@ class StopPaint:
             return  # (resized since: the loop redraws the screen for its new size)
         if self.writer.write_now(text, self.written):
             self.painted = (stop.line, self.written + 1, text)
-            end = time.monotonic() + READ_AT_MOST
-            while self.writer.behind() and time.monotonic() < end:
-                time.sleep(_POLL)
             time.sleep(STILL)
 
     def on_screen(self, line: int) -> str | None:
