@@ -30,7 +30,7 @@ from typing import Any
 
 log = logging.getLogger("tuidbg.engine")
 
-CHUNK = 256 * 1024
+CHUNK = 256 * 1024  # bytes read from gdb's output at a time (the loop's reader too: transport)
 _STOPPED = re.compile(rb"(?:^|\n)\d*\*stopped[^\n]*\n")
 _ERROR = re.compile(rb"(?:^|\n)\d*\^error")
 

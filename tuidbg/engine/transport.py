@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
 
 from tuidbg.engine.errors import StartupError
-from tuidbg.engine.gdb_output import HeldOutput
+from tuidbg.engine.gdb_output import CHUNK, HeldOutput
 
 # One MI line may be several MB (a 10,000-frame stack, a big value). Beyond this
 # the line is cut and the command that asked for it fails with a clear error.
 MAX_LINE = 64 * 1024 * 1024
-_CHUNK = 256 * 1024
 
 
 class Line(str):
@@ -193,7 +192,7 @@ class SubprocessTransport(Transport):
         pending_len = 0
         dropped = 0
         while True:
-            chunk = await reader.read(_CHUNK)
+            chunk = await reader.read(CHUNK)
             if not chunk:
                 break
             start = 0
