@@ -55,15 +55,16 @@ async def test_eight_threads_one_breakpoint_each_stops_in_turn(make_session, pyt
             assert int(await ctl.evaluate("__import__('gc').collect()")) >= 0
             assert await ctl.evaluate("len([[i] for i in range(50000)])") == "50000"
         if k == 3:
-            # a step stays on this thread while the seven others run work()
+            # a step stays on this thread while the seven others run work() (two steps, neither of which
+            # runs the line that hands the turn on: worker 4's breakpoint cannot come before them)
             await ctl.step_over()
             stop = await _stop(ctl)
-            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt)
+            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt - 1)
             assert await ctl.evaluate("(k, mine)") == "(3, 3)"
             await ctl.step_over()
             stop = await _stop(ctl)
-            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt + 1)
-            assert await ctl.evaluate("turn[0]") == "4"
+            assert (stop.reason, stop.native_id, stop.line) == (P.R_STEP, seen[3], nxt)
+            assert await ctl.evaluate("(turn[0], mine)") == "(3, 3)"
         if k == 4:
             # a breakpoint added at the stop on the very next line: in force before this thread runs it
             tmp = await ctl.add_breakpoint(str(PROG), nxt, temporary=True)

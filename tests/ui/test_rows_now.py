@@ -166,7 +166,7 @@ async def test_the_boxes_of_rows_in_view_and_none_where_textual_must_compose_the
     async with app.run_test(size=(80, 20), notifications=True) as pilot:
         src = app.query_one(SourceView)
         assert src.show_file(str(SRC))
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         region, width = src.region, src.region.width - src.scrollbar_gutter.right
         assert rows_now.boxes(src, [5, 2, 5]) == [(2, rows_now.Region(region.x, region.y + 2, width, 1)),
                                                    (5, rows_now.Region(region.x, region.y + 5, width, 1))]
@@ -175,29 +175,43 @@ async def test_the_boxes_of_rows_in_view_and_none_where_textual_must_compose_the
 
         src.refresh()  # the whole view waits for a repaint: Textual draws it
         assert rows_now.boxes(src, [2]) is None
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert rows_now.boxes(src, [2]) is not None
 
         app.notify("over the last rows", timeout=30)
         await pilot.pause()
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         height = src.scrollable_content_region.height
         assert rows_now.boxes(src, [height - 2]) is None  # under the notification
         assert rows_now.boxes(src, [1]) is not None  # above it
         app.clear_notifications()
         await pilot.pause()
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert rows_now.boxes(src, [height - 2]) is not None
 
         app.push_screen(Dialog())
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert rows_now.boxes(src, [1]) is None  # another screen on top
+
+
+async def _laid_out(app, pilot, widget, pauses: int = 100) -> None:
+    """Pause until Textual has nothing of ``widget``'s screen pending (layout, scroll, a batch, a repaint of the
+    widget if it is shown): a loaded machine may need more than one pause after a change; what ``boxes``
+    says is then its answer for the settled screen, not for one still in change."""
+    for _ in range(pauses):
+        await pilot.pause()
+        screen = app.screen
+        shown = widget in screen._compositor.visible_widgets  # (a hidden widget's repaint waits until shown)
+        if not (app._batch_count or screen._layout_required or screen._scroll_required
+                or (shown and (widget._repaint_regions or widget._layout_required))):
+            return
+    raise AssertionError(f"Textual still had a layout or repaint pending after {pauses} pauses")
 
 
 async def _shown(app, pilot) -> SourceView:
     src = app.query_one(SourceView)
     assert src.show_file(str(SRC))
-    await pilot.pause()
+    await _laid_out(app, pilot, src)
     assert rows_now.boxes(src, [1])
     return src
 
@@ -207,7 +221,7 @@ async def test_no_boxes_for_a_view_that_is_not_on_the_screen():
     async with app.run_test(size=(80, 20)) as pilot:
         src = await _shown(app, pilot)
         src.display = False
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert rows_now.boxes(src, [1]) is None
 
 
@@ -226,11 +240,11 @@ async def test_no_boxes_while_another_pane_is_maximized():
     async with app.run_test(size=(80, 20)) as pilot:
         src = await _shown(app, pilot)
         app.screen.maximize(app.query_one("#other"))
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert app.screen.maximized is not None
         assert rows_now.boxes(src, [1]) is None
         app.screen.minimize()
-        await pilot.pause()
+        await _laid_out(app, pilot, src)
         assert rows_now.boxes(src, [1])
 
 
@@ -241,7 +255,7 @@ async def _drawn_ahead(app, pilot) -> tuple[SourceView, int, dict]:
     """The view with its current line on line 3 and the rows drawn ahead: (view, top line, boxes by row)."""
     src = await _shown(app, pilot)
     src.set_pc(3)
-    await pilot.pause()
+    await _laid_out(app, pilot, src)
     src.ahead.prepare(at_most=1000)
     return src, src.scroll_offset.y, dict(rows_now.boxes(src, range(src.scrollable_content_region.height)))
 

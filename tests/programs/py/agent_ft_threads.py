@@ -25,6 +25,7 @@ def work(k):
     while turn[0] != k:
         spins[k] += 1
     mine = spins[k] * 0 + k  # MARK:turn_hit
+    mine = mine * 1  # MARK:turn_step (a line to step to that does not yet hand the turn on)
     turn[0] = k + 1  # MARK:turn_next
     while turn[0] < N:
         spins[k] += 1
