@@ -60,7 +60,9 @@ def boxes(widget: Widget, rows: Iterable[int]) -> list[tuple[int, Region]] | Non
     """Where on the screen ``widget``'s content rows ``rows`` (0 = the top row of its content area) are,
     (row, box) for those in view, when writing them is the same as Textual's update would be; None
     when Textual must compose them (a layout, scroll or batch pending, the widget waiting for a repaint
-    of its own, another screen on top, something else over the rows)."""
+    of its own, another screen on top, something else over the rows). A repaint the screen took while
+    the widget was off its map (another pane maximized) stays pending in Textual until the widget's
+    next own repaint (the source view makes one when shown again)."""
     app = widget.app
     screen = widget.screen
     if (app._batch_count or len(app.screen_stack) != 1 or not screen.is_current or screen._layout_required

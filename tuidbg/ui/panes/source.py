@@ -576,5 +576,10 @@ class SourceView(ScrollView, can_focus=True):
     def on_focus(self) -> None:
         self.refresh()
 
+    def on_show(self) -> None:
+        # shown again (another pane un-maximized): a repaint the screen took while the view was off its map
+        # stays pending (rows_now.boxes off until the view's next repaint); this one takes its place
+        self.refresh()
+
     def on_blur(self) -> None:
         self.refresh()
