@@ -254,10 +254,10 @@ class MIClient:
                 stops = self.stops_read
                 self.transport.hold(partial(_parsed_stop, on_stop), HOLD_AT_MOST, lambda: self.stops_read != stops)
             try:
-                os.write(fd, line)
+                os.write(fd, line)  # (a pipe: a line this short is written whole, or not at all)
             except BaseException:
-                self.transport.unhold()
-                raise  # (a pipe: a line this short is written whole, or not at all)
+                self.transport.unhold()  # (nothing written: no step to hold gdb's output for)
+                raise
             pend.sent_at = time.monotonic()
         return True
 
