@@ -32,20 +32,28 @@ def _own_state_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
-# The Python agent's socket folders (tuidbg.engine.pyagent.link), made in the temporary folder.
-_AGENT_DIRS = os.path.join(tempfile.gettempdir(), "tuidbg-agent-*")
+# The machine's temporary folder: each test gets a short folder of its own under it (an AF_UNIX
+# socket's path must stay under 108 bytes, so not under pytest's long tmp_path).
+_MACHINE_TMP = tempfile.gettempdir()
 
 
 @pytest.fixture(autouse=True)
-def _no_agent_folder_left_behind():
-    """Nothing left behind: the agent's socket folders that a test's sessions and tuidbg processes made
-    are gone once they have ended (a tuidbg process the test ended may take a moment). (Before
-    _no_app_left_behind: checked after an app the test left is abandoned.)"""
-    before = set(glob.glob(_AGENT_DIRS))
-    yield
+def _own_tmpdir(monkeypatch):
+    """Each test has a temporary folder of its own (TMPDIR, for the test and every process it starts),
+    and nothing left behind in it: the Python agent's socket folders (tuidbg.engine.pyagent.link) that
+    the test's sessions and tuidbg processes made are gone once they have ended (a tuidbg process the
+    test ended may take a moment). Another tuidbg on the machine, or another test run beside this one,
+    uses folders of its own, never looked at here. (Before _no_app_left_behind: checked after an app
+    the test left is abandoned.)"""
+    own = tempfile.mkdtemp(prefix="tt-", dir=_MACHINE_TMP)
+    monkeypatch.setenv("TMPDIR", own)
+    monkeypatch.setattr(tempfile, "tempdir", own)
+    agent_dirs = os.path.join(own, "tuidbg-agent-*")
+    yield own
     deadline = time.monotonic() + 5
-    while (left := set(glob.glob(_AGENT_DIRS)) - before) and time.monotonic() < deadline:
+    while (left := glob.glob(agent_dirs)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    shutil.rmtree(own, ignore_errors=True)
     assert not left, f"the agent's folders were left behind: {sorted(left)}"
 
 
