@@ -355,9 +355,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
     def on_state_changed(self, message: StateChanged) -> None:
         if message.state is self._posted:
             self._posted = None  # (the queue holds no state now: the next stop is taken at once)
-        self._take_state(message.state)
+        self.take_state(message.state)
 
-    def _take_state(self, state: DebuggerState) -> None:
+    def take_state(self, state: DebuggerState) -> None:
+        """The app takes in an engine state: from its queue (``on_state_changed``), or in the engine's own
+        call (``app_source._on_engine_state``); the panes show it now or once its stop's line is out."""
         if self._closing_screen():
             return
         if state.python.transient:

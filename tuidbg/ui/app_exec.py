@@ -103,16 +103,49 @@ class ExecPart:
 
     def _arm_keys_later(self) -> None:
         """A plan for the step keys ARM_AFTER seconds from now (a stop's refreshed state, a focus change)."""
-        asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self._arm_keys)
+        asyncio.get_running_loop().call_later(keyplan.ARM_AFTER, self.arm_keys)
 
     def on_unmount(self) -> None:
         keyplan.disarm(self)  # (its copy of gdb's input closed)
 
-    def _arm_keys(self, tries: int = 0) -> None:
+    # -- the step keys' plan (ui.keyplan): its public seam ------------------------------------------
+
+    def arm_keys(self, tries: int = 0) -> None:
+        """Make the step keys' plan for the app as it is now (``keyplan.arm``; a stop's refreshed state and
+        a focus change do, ARM_AFTER seconds later)."""
         try:
             keyplan.arm(self, tries)
         except Exception as error:  # (from the loop's timer: an error stops the app as Textual's would)
             self._handle_exception(error)
+
+    @property
+    def key_plan(self) -> keyplan.Plan | None:
+        """The step keys' plan armed now, or None. (Kept in the instance's dict: the input thread takes it
+        with one dict operation, ``keyplan.take``.) Setting it puts a plan back, as if it were armed."""
+        return self.__dict__.get("_key_plan")
+
+    @key_plan.setter
+    def key_plan(self, plan: keyplan.Plan | None) -> None:
+        if plan is None:
+            self.__dict__.pop("_key_plan", None)
+        else:
+            self.__dict__["_key_plan"] = plan
+
+    def input_in_flight(self) -> bool:
+        """A key read by the terminal's input thread, handed to the loop and not taken in there yet
+        (``ui.driver``): a planned key after it must not go first."""
+        return getattr(self._driver, "input_in_flight", False)
+
+    @property
+    def terminal_writer(self) -> Any:
+        """The terminal driver's writer thread (``ui.driver.OrderedWriter`` under tuidbg's driver), or None
+        (headless, inline, not started)."""
+        return getattr(getattr(self, "_driver", None), "_writer_thread", None)
+
+    @property
+    def steps_in_flight(self) -> int:
+        """How many steps' answers (sent at once, or written by a plan) the app still awaits."""
+        return len(self._answers)
 
     def _await_step_answer(self, answer: Coroutine[Any, Any, Any], what: str) -> None:
         """A step's answer awaited by a plain task, its errors shown as "WHAT: ...": a worker's start and

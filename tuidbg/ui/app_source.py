@@ -19,7 +19,7 @@ from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.state import DebuggerState, ProcessState, StopSeen
-from tuidbg.ui import keyplan
+from tuidbg.ui import fastpath, keyplan
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.variables import WatchPane
 from tuidbg.ui.screens.modals import HelpScreen, OpenFileScreen, PromptScreen
@@ -88,6 +88,9 @@ class SourcePart:
         keyplan.disarm(self)
         if state.is_stopped and state.refreshed:
             self._arm_keys_later()
+        if not fastpath.ENABLED:
+            self.post_state(state)  # (every state through the app's queue, as Textual's messages go)
+            return
         if state.process is ProcessState.RUNNING and self._painted.is_stopped:
             if not state.python.transient:
                 self.state = state
@@ -99,11 +102,11 @@ class SourcePart:
         if state.is_stopped and self._posted is None and self.is_running:
             try:
                 with self._context():  # (as the app's own handlers run: the engine's reader calls this)
-                    self._take_state(state)
+                    self.take_state(state)
             except Exception as error:
                 self._handle_exception(error)
             return
-        self._post_state(state)
+        self.post_state(state)
 
     def _on_stop_seen(self, stop: StopSeen) -> None:
         """A stop as gdb's record names it, before the engine builds its state (which follows at once, in
@@ -114,6 +117,8 @@ class SourcePart:
         the line (~0.25 ms of a step's key to its line, bench/RESULTS.md). A planned step's line may be
         on the screen already (``ui.stoppaint``): not written again."""
         paint, self._stop_paint = self._stop_paint, None
+        if not fastpath.ENABLED:
+            return
         src = self._early_view()
         if (stop.reason != "end-stepping-range" or stop.line is None or not stop.fullname or src is None
                 or src.path != stop.fullname or stop.thread_id != self._painted.selected_thread):
@@ -141,6 +146,12 @@ class SourcePart:
             return None
         return src
 
+    @property
+    def state_queued(self) -> DebuggerState | None:
+        """The latest state posted to the app's queue and not taken in yet (a stop from the engine waits
+        behind it), or None."""
+        return self._posted
+
     def _source(self) -> SourceView:
         """The source pane (kept: looked up at every stop)."""
         src = self._source_view
@@ -148,14 +159,15 @@ class SourcePart:
             src = self._source_view = self.query_one(SourceView)
         return src
 
-    def _post_state(self, state: DebuggerState) -> None:
+    def post_state(self, state: DebuggerState) -> None:
+        """``state`` to the app's queue (``StateChanged``), taken in after what is queued before it."""
         self._posted = state
         self.post_message(StateChanged(state))
 
     def _post_quiet_run(self) -> None:
         state, self._quiet_run = self._quiet_run, None
         if state is not None and self.is_running:
-            self._post_state(state)
+            self.post_state(state)
 
     # -- a stop's line, shown first --------------------------------------------------------------
 
@@ -166,7 +178,7 @@ class SourcePart:
         against every pane's); the other panes and the status line keep the last stop until that
         update is out, then show this one (``_after_stop_line``). Returns whether it did."""
         key = _stop_key(state)
-        if (not state.is_stopped or state.python.transient or state.python.stop_pending or key == self._line_key
+        if (not fastpath.ENABLED or not state.is_stopped or state.python.transient or state.python.stop_pending or key == self._line_key
                 or _stop_key(self._painted) == key or self.disasm_shown or self.session.info.is_cuda):
             return False
         src = self._source()

@@ -25,7 +25,7 @@ from textual.driver import Driver
 from textual.message import Message
 from textual.widget import Widget
 
-from tuidbg.ui import driver
+from tuidbg.ui import driver, fastpath
 
 # the app's actions that a key may run without the trip through the widgets
 FAST_ACTIONS = frozenset({"exec"})
@@ -34,7 +34,7 @@ FAST_ACTIONS = frozenset({"exec"})
 def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] | None:
     """The app's action (name, parameters) that Textual would run for ``event``, when it is one of
     ``FAST_ACTIONS`` and nothing else on the key's way would act on it; else None."""
-    if len(app.screen_stack) != 1 or not app.app_focus or event.is_forwarded:
+    if not fastpath.ENABLED or len(app.screen_stack) != 1 or not app.app_focus or event.is_forwarded:
         return None
     screen = app.screen
     if screen.maximized is not None or not app._message_queue.empty():

@@ -34,7 +34,7 @@ from textual.actions import ActionError, parse
 
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import ProcessState
-from tuidbg.ui import fastkeys, stoppaint
+from tuidbg.ui import fastkeys, fastpath, stoppaint
 
 ARM_AFTER = 0.03  # seconds after a stop's refreshed state: the plan is made once the app is quiet
 ARM_TRIES = 100
@@ -70,6 +70,8 @@ def arm(app: Any, tries: int = 0) -> None:
     is in flight, the panes have not taken in the engine's state yet or no key would go the fast way,
     tried again ARM_AFTER later (ARM_TRIES times at most)."""
     disarm(app)
+    if not fastpath.ENABLED:
+        return
     session = app.session
     client = session.client
     st = app.state
@@ -78,13 +80,13 @@ def arm(app: Any, tries: int = 0) -> None:
         return
     if st is not session.state or client.oldest_pending() is not None or app._posted is not None:
         if tries < ARM_TRIES:  # (a stage of the stop's refresh, a step's own answer: once it is in)
-            asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
+            asyncio.get_running_loop().call_later(ARM_AFTER, app.arm_keys, tries + 1)
         return
     if client.transport.write_fd() is None:
         return
     if stoppaint.rows_coming(app) and tries < ARM_TRIES:
         # (the source pane still draws the rows a step's stop may take from gdb's output thread)
-        asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
+        asyncio.get_running_loop().call_later(ARM_AFTER, app.arm_keys, tries + 1)
         return
     keys: dict[bytes, _Armed] = {}
     for key in _step_keys(app):
@@ -102,9 +104,9 @@ def arm(app: Any, tries: int = 0) -> None:
         # (no key goes the fast way now: a message on its way, which is soon handled, or the focus on a
         # widget that takes keys, the keys' own way then; a focus change arms again anyway)
         if tries < ARM_TRIES:
-            asyncio.get_running_loop().call_later(ARM_AFTER, app._arm_keys, tries + 1)
+            asyncio.get_running_loop().call_later(ARM_AFTER, app.arm_keys, tries + 1)
         return
-    app._key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
+    app.key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
                          app._keymap, client.writes, [a.token for a in keys.values()], stoppaint.make(app))
 
 
@@ -146,7 +148,7 @@ def take(app: Any, data: bytes) -> bool:
         app._stop_paint = plan.paint  # (its stop's rows, if the loop finds them written: app_source)
         # (an input in flight: a key read before this one, handed to the loop and not taken in yet)
         written = (armed is not None and app.state is plan.state and app.session.client is client
-                   and not getattr(app._driver, "input_in_flight", False) and len(app.screen_stack) == 1
+                   and not app.input_in_flight() and len(app.screen_stack) == 1
                    and app.screen is plan.screen and app.focused is plan.focused and app._keymap is plan.keymap
                    and app.app_focus and app._message_queue.empty() and app._posted is None
                    and client.write_reserved(armed.token, armed.line, plan.fd, plan.writes,

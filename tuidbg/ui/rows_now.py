@@ -34,8 +34,10 @@ from weakref import WeakKeyDictionary
 from rich.control import Control
 from textual._ansi_sequences import SYNC_END, SYNC_START
 from textual.geometry import Region
+from textual.screen import Screen
 from textual.widget import Widget
 
+from tuidbg.ui import fastpath
 
 # widget -> (the compositor's visible widgets, the parts of ``region`` other widgets show in)
 _OVER: WeakKeyDictionary[Widget, tuple[object, Region, list[Region]]] = WeakKeyDictionary()
@@ -56,6 +58,17 @@ def _others_over(widget: Widget, region: Region) -> list[Region]:
     return over
 
 
+def pending(widget: Widget, screen: Screen | None = None) -> bool:
+    """Textual has something to do before its next update is what ``screen`` (default: the widget's own)
+    shows: a batch of updates, a layout or scroll of the screen, or (the widget being on that screen's
+    map) a repaint or layout of the widget itself."""
+    app = widget.app
+    screen = screen or widget.screen
+    if app._batch_count or screen._layout_required or screen._scroll_required:
+        return True
+    return widget in screen._compositor.visible_widgets and bool(widget._repaint_regions or widget._layout_required)
+
+
 def boxes(widget: Widget, rows: Iterable[int]) -> list[tuple[int, Region]] | None:
     """Where on the screen ``widget``'s content rows ``rows`` (0 = the top row of its content area) are,
     (row, box) for those in view, when writing them is the same as Textual's update would be; None
@@ -65,9 +78,8 @@ def boxes(widget: Widget, rows: Iterable[int]) -> list[tuple[int, Region]] | Non
     next own repaint (the source view makes one when shown again)."""
     app = widget.app
     screen = widget.screen
-    if (app._batch_count or len(app.screen_stack) != 1 or not screen.is_current or screen._layout_required
-            or screen._scroll_required or widget._repaint_regions or widget._layout_required
-            or not widget.display or widget not in screen._compositor.visible_widgets):
+    if (len(app.screen_stack) != 1 or not screen.is_current or not widget.display
+            or widget not in screen._compositor.visible_widgets or pending(widget)):
         return None
     region = widget.region  # (on the screen, its border, padding and scroll bars included)
     offset = widget.content_offset
@@ -119,7 +131,8 @@ def paint_rows(widget: Widget, rows: Iterable[int], known: Callable[[int, Region
     again."""
     app = widget.app
     driver = app._driver
-    if app.is_headless or app.is_inline or driver is None or not app._running or app._closed:
+    if (not fastpath.ENABLED or app.is_headless or app.is_inline or driver is None or not app._running
+            or app._closed):
         return False  # (inline: the screen is not the terminal's, its rows are elsewhere)
     found = boxes(widget, rows)
     if found is None:

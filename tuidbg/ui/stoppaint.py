@@ -102,7 +102,7 @@ def make(app: Any) -> StopPaint | None:
     line would be shown from gdb's record (``_early_view``) and the view is drawn ahead as it is."""
     src = app._early_view()
     driver = app._driver
-    writer = getattr(driver, "_writer_thread", None)
+    writer = app.terminal_writer
     if src is None or not isinstance(writer, OrderedWriter) or app.is_headless or app.is_inline:
         return None
     got = src.ahead.step_rows()

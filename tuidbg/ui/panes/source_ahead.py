@@ -22,6 +22,7 @@ from typing import Any
 
 from textual.geometry import Region
 
+from tuidbg.ui import fastpath
 from tuidbg.ui.rows_now import boxes, row_text
 
 # The rows are drawn this long after the current line was shown (after the stop's own updates), and
@@ -107,7 +108,7 @@ class RowsAhead:
             self._timer.cancel()
         self._timer = None
         self._tries = 0
-        if shown and not self.view.app.is_headless:  # (headless: no terminal to write rows to)
+        if shown and fastpath.ENABLED and not self.view.app.is_headless:  # (headless: no terminal to write rows to)
             self._timer = asyncio.get_running_loop().call_later(AHEAD_AFTER, self.prepare)
 
     def prepare(self, at_most: int = AHEAD_SLICE) -> None:
