@@ -103,8 +103,7 @@ async def until_stopped(pilot, timeout: float = 30.0, generation: int | None = N
             return False
         if generation is not None and st.generation <= generation:
             return False
-        task = app.session._refresh_task
-        return (task is None or task.done()) and app.session.state is st
+        return not app.session.refreshing and app.session.state is st
 
     await until(pilot, done, timeout, "the program to stop")
     await pilot.pause(0.1)

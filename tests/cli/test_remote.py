@@ -420,7 +420,7 @@ async def test_gdb_killed_while_attached_remote_the_process_is_let_go(node):
         await s.cont()
         await _until(lambda: s.state.process is ProcessState.RUNNING)
         await asyncio.sleep(0.2)
-        os.kill(s._gdb_pid(), signal.SIGKILL)
+        os.kill(s.gdb_pid(), signal.SIGKILL)
         await _until(lambda: s.state.process is ProcessState.GDB_EXITED)
     finally:
         await s.close()
@@ -489,8 +489,10 @@ async def test_attach_remote_in_the_ui(node):
         cpp = app.query_one(CppFramesPane)
         await until(pilot, lambda: [r.frame.function for r in cpp.rows if isinstance(r, PythonRow)][:4]
                     == ["leaf", "middle", "outer", "<module>"], 20, "the Python frames in the merged stack")
-        app._toggle_bp_at(str(PROG), line_of(PROG, "remote_leaf"))
-        assert remote.NO_AGENT in notes
+        # a click in the source pane's gutter (its message: a Python file's line)
+        from tuidbg.ui.panes.source import SourceView
+        app.query_one(SourceView).post_message(SourceView.BreakpointToggle(str(PROG), line_of(PROG, "remote_leaf")))
+        await until(pilot, lambda: remote.NO_AGENT in notes, 5, "the note that there is no agent")
         await pilot.press("q")
         await until(pilot, lambda: isinstance(app.screen, QuitScreen), 5, "the quit question")
         assert app.screen.focused.id == "detach"

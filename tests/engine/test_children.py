@@ -78,7 +78,7 @@ async def test_python_breakpoint_in_multiprocessing_children(make_session, how):
     pids = {p for p, *_ in stops}
     assert len(pids) == 2 and main_pid not in pids  # each child stopped in itself
     assert b"children said [4, 9] [0, 0]" in out and b"parent done" in out
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     everyone = {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
     st = s.state
     # what the Processes pane shows of each: its parent and its command line
@@ -224,7 +224,7 @@ async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
     assert st.python.stop is not None and st.selected_inferior != "i1"
     pids = [inf.pid for inf in st.inferiors if inf.pid]
     assert len(pids) == 2
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     await s.close()  # quit (run mode: the program and its children end)
     from faults.procs import assert_clean
 
@@ -256,7 +256,7 @@ async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path):
         assert dict(st.inferior.role_env)["WORLD_SIZE"] == "2"
         await ctl.resume()
     assert sorted(ranks) == ["0", "1"] and s.state.inferiors[0].pid not in ranks.values()
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     pids = [inf.pid for inf in s.state.inferiors if inf.pid]
     await s.close()
     from faults.procs import assert_clean

@@ -47,7 +47,7 @@ async def _attach_both_running_with_breakpoint(victims, make_session):
 
 async def test_gdb_killed_with_two_attached_leaves_both_running_without_its_breakpoints(victims, make_session):
     s = await _attach_both_running_with_breakpoint(victims, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     os.kill(gdb, signal.SIGKILL)
     await wait_for(lambda: s.state.process is ProcessState.GDB_EXITED, 10, "gdb's death to be noticed")
     assert_clean({gdb}, tuple(v.pid for v in victims))
@@ -57,7 +57,7 @@ async def test_gdb_killed_with_two_attached_leaves_both_running_without_its_brea
 
 async def test_close_with_a_hung_gdb_releases_both(victims, make_session):
     s = await _attach_both_running_with_breakpoint(victims, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
     await asyncio.sleep(0.3)
     await asyncio.wait_for(s.close(polite=2), 30)
@@ -69,7 +69,7 @@ async def test_close_with_a_hung_gdb_releases_both(victims, make_session):
 
 async def test_quit_detaches_both(victims, make_session):
     s = await _attach_both_running_with_breakpoint(victims, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     await asyncio.wait_for(s.close(), 30)
     assert_clean({gdb}, tuple(v.pid for v in victims))
     for i, v in enumerate(victims):

@@ -47,7 +47,7 @@ async def _attach_running_with_breakpoint(victim, make_session):
 
 async def test_gdb_killed_while_attached_leaves_the_target_running_without_its_breakpoints(victim, make_session):
     s = await _attach_running_with_breakpoint(victim, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     os.kill(gdb, signal.SIGKILL)  # gdb dies with its int3 still in cold()
     await wait_for(lambda: s.state.process is ProcessState.GDB_EXITED, 10, "gdb's death to be noticed")
     assert_clean({gdb}, (victim.pid,))
@@ -59,7 +59,7 @@ async def test_gdb_failing_an_assertion_quits_without_a_core_and_the_target_runs
                                                                                     monkeypatch):
     monkeypatch.chdir(tmp_path)  # (gdb's working directory: where a core of it would go)
     s = await _attach_running_with_breakpoint(victim, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     await s.interrupt()
     await wait_stopped(s)
     # what gdb 13 does when it trips over its own assertion (as in "detach" of a half-exited process)
@@ -73,7 +73,7 @@ async def test_gdb_failing_an_assertion_quits_without_a_core_and_the_target_runs
 
 async def test_close_with_a_stopped_gdb_detaches_properly(victim, make_session):
     s = await _attach_running_with_breakpoint(victim, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     os.kill(gdb, signal.SIGSTOP)
     await asyncio.wait_for(s.close(), 30)
     assert_clean({gdb}, (victim.pid,))
@@ -84,7 +84,7 @@ async def test_close_with_a_hung_gdb_releases_the_target_without_it(victim, make
     """gdb busy forever in a command (its Python sleeping): nothing it could be asked would be answered.
     close() must give up on it, put the code under its breakpoint back, kill it and let the victim run."""
     s = await _attach_running_with_breakpoint(victim, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
     await asyncio.sleep(0.3)
     await asyncio.wait_for(s.close(polite=2), 30)
@@ -99,7 +99,7 @@ async def test_close_with_a_hung_gdb_while_the_target_sits_at_a_breakpoint(victi
     SIGTRAP (the kernel restarts a tracee with the signal it stopped for) and end the program; the
     session must get gdb to let go of it properly instead, and the program must run on."""
     s = await _attach_running_with_breakpoint(victim, make_session)
-    gdb = s._gdb_pid()
+    gdb = s.gdb_pid()
     os.kill(victim.pid, signal.SIGUSR1)  # the victim calls cold(): gdb stops it at the breakpoint
     while True:
         st = await wait_stopped(s)
@@ -121,7 +121,7 @@ async def test_close_with_a_hung_gdb_in_run_mode_ends_the_program(make_session, 
     await s.launch()
     await wait_for(lambda: s.state.is_running and s.state.pid, 10, "the program to start")
     pid = s.state.pid
-    left = descendants(s._gdb_pid()) | {s._gdb_pid()}
+    left = descendants(s.gdb_pid()) | {s.gdb_pid()}
     asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
     await asyncio.sleep(0.3)
     await asyncio.wait_for(s.close(polite=2), 30)
@@ -147,8 +147,8 @@ async def test_watchdog_tells_busy_silent_and_stopped_gdb_apart(victim, make_ses
     assert h.hung and "python import time" in h.command and "not answered" in h.describe()
     await silent
     assert s.health().kind == watchdog.OK
-    os.kill(s._gdb_pid(), signal.SIGSTOP)
-    await wait_for(lambda: proc(s._gdb_pid()).state == "T", 10, "gdb to stop")
+    os.kill(s.gdb_pid(), signal.SIGSTOP)
+    await wait_for(lambda: proc(s.gdb_pid()).state == "T", 10, "gdb to stop")
     slow = asyncio.ensure_future(s.cmd("-thread-info", timeout=None))  # it cannot answer now
     await wait_for(lambda: s.health().kind == watchdog.STOPPED, 10, "gdb to be seen stopped")
     s.wake_gdb()

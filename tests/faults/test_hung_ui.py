@@ -43,7 +43,7 @@ async def test_a_stopped_gdb_is_reported_and_woken(victim):
     app = make_app(mode="attach", pid=victim.pid)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_stopped(pilot)
-        gdb = app.session._gdb_pid()
+        gdb = app.session.gdb_pid()
         os.kill(gdb, signal.SIGSTOP)
         await pilot.press("c")  # a command gdb cannot answer now
         await until(pilot, lambda: "gdb is stopped" in _status(app), 15, "the status to say gdb is stopped")
@@ -61,7 +61,7 @@ async def test_killing_a_hung_gdb_releases_the_attached_process(victim):
         await until_stopped(pilot)
         await pilot.press("c")
         await until(pilot, lambda: app.state.is_running, 10, "the program to run")
-        gdb = app.session._gdb_pid()
+        gdb = app.session.gdb_pid()
         # gdb busy forever in its own Python: it answers nothing, uses no CPU
         asyncio.ensure_future(app.session.cmd('-interpreter-exec console "python import time; time.sleep(3600)"',
                                               timeout=None))

@@ -56,7 +56,7 @@ def logged_on_screen(self, line: int) -> str | None:
 
 
 def logged_paint_rows(widget, *args):
-    writer = widget.app._driver._writer_thread
+    writer = widget.app.terminal_writer
     before = writer.written
     painted = paint_rows(widget, *args)
     log(f"rows {writer.written - before}")

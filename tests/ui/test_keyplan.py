@@ -20,13 +20,13 @@ pytestmark = requires_gdb
 async def armed(pilot) -> keyplan.Plan:
     app = pilot.app
     try:
-        await until(pilot, lambda: app.__dict__.get("_key_plan") is not None, 5, "the step keys' plan")
+        await until(pilot, lambda: app.key_plan is not None, 5, "the step keys' plan")
     except AssertionError:
         # (a loaded machine: the stop's arming tried ARM_TRIES times while the app was busy; a focus
         # change arms again, as here)
-        app._arm_keys()
-        await until(pilot, lambda: app.__dict__.get("_key_plan") is not None, 10, "the step keys' plan")
-    return app._key_plan
+        app.arm_keys()
+        await until(pilot, lambda: app.key_plan is not None, 10, "the step keys' plan")
+    return app.key_plan
 
 
 async def planned_step(pilot) -> keyplan.Plan:
@@ -59,11 +59,12 @@ async def test_a_planned_key_steps_once_and_its_answer_is_the_apps(threads_prog)
             plan = await planned_step(pilot)
             await until_stopped(pilot, generation=gen)
             assert app.state.frames[0].line != line  # a `next`: the next line
-            await until(pilot, lambda: not app._answers, 10, "the step's answer")
+            await until(pilot, lambda: not app.steps_in_flight, 10, "the step's answer")
             # (the other keys' tokens given back, the step's answered and taken)
             step = plan.keys[b"n"].token
-            assert not set(client._reserved) & {a.token for a in plan.keys.values()}
-            assert step not in client._pending and not client._answered_early
+            held = client.tokens_held()
+            assert not held["reserved"] & {a.token for a in plan.keys.values()}
+            assert step not in held["pending"] and not held["answered"]
 
 
 async def test_any_other_input_or_change_drops_the_plan(threads_prog, monkeypatch):
@@ -78,47 +79,47 @@ async def test_any_other_input_or_change_drops_the_plan(threads_prog, monkeypatc
         # another key: not written, and the plan is gone (its tokens given back)
         await pilot.pause()
         keyplan.arm(app)  # (made at a stop: for the focus of then; here for the source pane's)
-        assert app._key_plan is not None
+        assert app.key_plan is not None
         assert not await asyncio.to_thread(keyplan.take, app, b"x")
-        assert app.__dict__.get("_key_plan") is None
-        await until(pilot, lambda: not client._reserved, 5, "the tokens given back")
+        assert app.key_plan is None
+        await until(pilot, lambda: not client.tokens_held()["reserved"], 5, "the tokens given back")
         assert not await asyncio.to_thread(keyplan.take, app, b"n")  # (no plan: Textual's way)
 
         # the focus moved to the console's input line: its letters are text there
         keyplan.arm(app)
-        assert app._key_plan is not None
+        assert app.key_plan is not None
         await pilot.press("colon")
         await pilot.pause()
         assert not await asyncio.to_thread(keyplan.take, app, b"n")
         keyplan.arm(app)  # (armed there: no key would step)
-        assert app.__dict__.get("_key_plan") is None
+        assert app.key_plan is None
         await pilot.press("escape")
         app.query_one(SourceView).focus()
         await pilot.pause()
 
         # a key read before, handed to the loop and not taken in there yet: it goes first
         keyplan.arm(app)
-        app._driver.input_in_flight = True
-        assert not await asyncio.to_thread(keyplan.take, app, b"n")
-        app._driver.input_in_flight = False
+        with monkeypatch.context() as m:
+            m.setattr(app, "input_in_flight", lambda: True)
+            assert not await asyncio.to_thread(keyplan.take, app, b"n")
 
         # a command written to gdb since (here the console's): the plan is out of date
         keyplan.arm(app)
-        assert app._key_plan is not None
+        assert app.key_plan is not None
         await app.session.console("info line")
         assert not await asyncio.to_thread(keyplan.take, app, b"n")
 
         # a new state since (another frame selected)
         keyplan.arm(app)
-        plan = app._key_plan
+        plan = app.key_plan
         await app.session.select_frame(1)
         await until(pilot, lambda: app.state.selected_frame == 1, 5, "the frame selected")
-        assert app.__dict__.get("_key_plan") is None  # (dropped at the state)
-        app._key_plan = plan  # (as if the state came between the check and the write)
+        assert app.key_plan is None  # (dropped at the state)
+        app.key_plan = plan  # (as if the state came between the check and the write)
         assert not await asyncio.to_thread(keyplan.take, app, b"n")
 
         assert app.state.generation == gen and app.state.process is ProcessState.STOPPED  # never stepped
-        await until(pilot, lambda: not client._reserved, 5, "the tokens given back")
+        await until(pilot, lambda: not client.tokens_held()["reserved"], 5, "the tokens given back")
 
 
 async def test_no_plan_for_a_program_that_runs(threads_prog):
@@ -130,6 +131,6 @@ async def test_no_plan_for_a_program_that_runs(threads_prog):
         await app.session.console("delete")
         await pilot.press("c")
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 10, "the program's end")
-        assert app.__dict__.get("_key_plan") is None
+        assert app.key_plan is None
         keyplan.arm(app)
-        assert app.__dict__.get("_key_plan") is None
+        assert app.key_plan is None

@@ -201,10 +201,7 @@ async def _laid_out(app, pilot, widget, timeout: float = 10.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         await pilot.pause()
-        screen = app.screen
-        shown = widget in screen._compositor.visible_widgets  # (a hidden widget's repaint waits until shown)
-        if not (app._batch_count or screen._layout_required or screen._scroll_required
-                or (shown and (widget._repaint_regions or widget._layout_required))):
+        if not rows_now.pending(widget, app.screen):  # (a hidden widget's repaint waits until shown)
             return
     raise AssertionError(f"Textual still had a layout or repaint pending after {timeout} s")
 

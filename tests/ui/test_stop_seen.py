@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import requires_gdb
 from helpers import PROGRAMS, line_of
-from ui_helpers import make_app, press_and_stop, until_stopped
+from ui_helpers import make_app, press_and_stop, until, until_stopped
 
 from tuidbg.engine.state import StopSeen, stop_seen
 from tuidbg.engine import mi
@@ -45,13 +45,13 @@ async def test_a_steps_line_comes_before_its_state_and_others_wait_for_theirs(th
         assert src.pc_line == line
         early.clear()
         # the disassembly in the source pane's place: the state's own way only
-        app._show_disasm(True)
-        await pilot.pause()
+        await pilot.press("a")  # (the keys' way: pane.disassembly)
+        await until(pilot, lambda: app.disasm_shown, 5, "the disassembly")
         await press_and_stop(pilot, "n")
         assert app.state.stop.reason == "end-stepping-range" and app.state.frames[0].fullname == str(SRC)
         assert early == []
-        app._show_disasm(False)
-        await pilot.pause()
+        await pilot.press("a")
+        await until(pilot, lambda: not app.disasm_shown, 5, "the source again")
         gen = app.state.generation
         await press_and_stop(pilot, "n")
         assert early == [(app.state.frames[0].line, gen)]

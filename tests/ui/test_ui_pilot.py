@@ -448,18 +448,18 @@ async def test_a_run_reaches_the_panes_though_gdb_keeps_sending_states(threads_p
     async with app.run_test(size=(120, 40)) as pilot:
         await until_stopped(pilot)
         stop = app.state
-        seen: list = []  # the states on_state_changed took in
-        real = app._stop_line_held  # (its first call)
-        app._stop_line_held = lambda state: (seen.append(state), real(state))[1]
+        seen: list = []  # the states the app took in
+        real = app.take_state
+        app.take_state = lambda state: (seen.append(state), real(state))[1]
         iid = stop.inferiors[0].id
         runs = [stop.with_inferior(iid, process=ProcessState.RUNNING, exit_description=f"run {i}")
                 for i in range(int(RUN_QUIET * 1000) * 6)]  # one every ms, for 6 RUN_QUIETs
         for run in runs:
-            app._on_engine_state(run)
+            app.session.set_state(run)  # (as the engine hands the app its states)
             assert app.state is run  # (what the keys read)
             await asyncio.sleep(0.001)
         assert any(s.process is ProcessState.RUNNING for s in seen)  # not held back while they came
-        app._on_engine_state(stop)  # (the engine's own state again)
+        app.session.set_state(stop)  # (the engine's own state again)
         await until(pilot, lambda: seen and seen[-1] is stop, 5, "the stop back")
 
 
@@ -472,16 +472,16 @@ async def test_a_stop_is_taken_at_once_unless_a_state_waits_before_it(threads_pr
         await pilot.pause()
         stop = app.state
         seen: list = []  # the states the app took in, in order
-        real = app._stop_line_held  # (its first call)
-        app._stop_line_held = lambda state: (seen.append(state), real(state))[1]
+        real = app.take_state
+        app.take_state = lambda state: (seen.append(state), real(state))[1]
         again = stop.evolve(activity="again")  # (another stop state: a new object)
-        assert app._posted is None
-        app._on_engine_state(again)
+        assert app.state_queued is None
+        app.session.set_state(again)
         assert seen and seen[-1] is again  # taken in the engine's call
         iid = stop.inferiors[0].id
         run = stop.with_inferior(iid, process=ProcessState.RUNNING)
-        app._post_state(run)  # a state queued (the app's own message)...
-        app._on_engine_state(stop)  # ... and a stop after it
+        app.post_state(run)  # a state queued (the app's own message)...
+        app.session.set_state(stop)  # ... and a stop after it
         assert stop not in seen  # waits behind the queued run
         await until(pilot, lambda: stop in seen, 5, "the stop after the run")
-        assert app.state is stop and app._posted is None  # (the next stop is taken at once again)
+        assert app.state is stop and app.state_queued is None  # (the next stop is taken at once again)

@@ -313,6 +313,13 @@ class MIClient:
         return res
 
     @property
+    def tokens_held(self) -> dict[str, frozenset[int]]:
+        """The tokens this client holds now, by what for: "pending" (sent, its answer awaited),
+        "reserved" (``reserve``: not written yet, or written elsewhere and not answered), "answered" (a
+        reserved command answered before ``take_reserved``). Nothing held once every command is done."""
+        return {"pending": frozenset(self._pending), "reserved": frozenset(self._reserved),
+                "answered": frozenset(self._answered_early)}
+
     def pending_commands(self) -> list[str]:
         return [p.command for p in self._pending.values()]
 

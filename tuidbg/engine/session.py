@@ -76,7 +76,7 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         # close() releases or ends when gdb cannot do it.
         self._target: tuple[int, int | None, bool] | None = None  # (pid, start time, stopped before us)
         self._more_targets: list[tuple[int, int | None, bool]] = []  # attach PID PID...: the others
-        self.watchdog = GdbWatchdog(self._gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
+        self.watchdog = GdbWatchdog(self.gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
         self._activity_timer: asyncio.TimerHandle | None = None
         self._detached = False  # gdb detached from the program itself (its breakpoints are out)
         self._abandoned = False  # abandon() ran: gdb was killed on purpose
@@ -399,7 +399,8 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         except RuntimeError:  # no loop (a reducer test feeding records by hand)
             self._activity_timer = None
 
-    def _gdb_pid(self) -> int | None:
+    def gdb_pid(self) -> int | None:
+        """gdb's process id (None before gdb started, or over a transport without a process)."""
         return self._transport.pid if self._transport is not None else None
 
     def health(self) -> GdbHealth:
@@ -408,7 +409,7 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
 
     def wake_gdb(self) -> None:
         """SIGCONT a stopped gdb."""
-        pid = self._gdb_pid()
+        pid = self.gdb_pid()
         if pid:
             rescue.wake(pid)
 
@@ -511,7 +512,7 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         let go by another gdb through its gdbserver (``remote.release``)."""
         self._abandoned = True
         how = self._resolve_how(how)
-        gdb = self._gdb_pid()
+        gdb = self.gdb_pid()
         gdb_alive = bool(gdb) and rescue.same_process(gdb, None)
         target = self._target
         tinfo = rescue.proc_info(target[0]) if target else None

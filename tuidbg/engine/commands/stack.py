@@ -33,6 +33,12 @@ class StackCommands(CommandBase):
             self._refresh_task.cancel()
         self._refresh_task = asyncio.ensure_future(self._refresh(generation))
 
+    @property
+    def refreshing(self) -> bool:
+        """The refresh after the current stop (threads, frames, locals, the extensions' stages) is under way."""
+        task = self._refresh_task
+        return task is not None and not task.done()
+
     async def wait_refreshed(self, timeout: float = 30.0) -> DebuggerState:
         """Wait until the refresh for the current stop is done (tests, benchmarks, dump)."""
         deadline = asyncio.get_running_loop().time() + timeout
