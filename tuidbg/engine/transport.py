@@ -302,7 +302,8 @@ class ReplayTransport(Transport):
     first space), rewrites the token of its result records to the token the
     engine used, and emits the output recorded after it. Commands that the
     transcript does not hold get ``^error,msg="not in transcript: …"``, so a
-    test sees at once what it did not record.
+    test sees at once what it did not record; but a ``-gdb-exit`` it does not hold ends the replay as
+    gdb ends (``^exit``, then the end of its output).
     """
 
     def __init__(self, transcript: str | Path, strict_order: bool = False) -> None:
@@ -347,6 +348,12 @@ class ReplayTransport(Transport):
             if self._name(self.steps[i][0]) == name and (not self.strict_order or i == self._cursor):
                 found = i
                 break
+        if found is None and name == "-gdb-exit":
+            # (as gdb ends: the session's close need not wait for a transcript that never recorded it)
+            self._queue.put_nowait(Line(f"{token}^exit"))
+            self._closed = True
+            self._queue.put_nowait(None)
+            return
         if found is None:
             self._queue.put_nowait(Line(f'{token}^error,msg="not in transcript: {cmd.replace(chr(34), chr(39))}"'))
             return
