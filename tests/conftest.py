@@ -14,6 +14,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from helpers import PROGRAMS, REPO, compile_c  # noqa: E402
+from timing_report import (  # noqa: E402,F401 (hooks: where the suite's time went, printed at its end)
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+    pytest_terminal_summary,
+)
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
