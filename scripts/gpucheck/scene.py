@@ -155,6 +155,7 @@ class SceneRun:
         self.output = bytearray()
         self.mark_problems: list[str] = []
         self.agent_exchange: list[dict[str, Any]] = []
+        self.kept: dict[str, Any] = {}  # live objects of a mark (a disassembly window) for a replay test
 
     # -- sessions --
 
@@ -233,6 +234,10 @@ class SceneRun:
         self.marks.append({"name": name, "facts": plain(facts)})
         if self._on_mark is not None:
             await self._on_mark(name, self)
+
+    def keep(self, name: str, obj: Any) -> None:
+        """Keep a live object of this point (not written down: a replay test renders it in a pane)."""
+        self.kept[name] = obj
 
     def note(self, key: str, value: Any) -> None:
         self.notes[key] = plain(value)

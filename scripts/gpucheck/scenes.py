@@ -273,6 +273,7 @@ async def sass(run: SceneRun) -> None:
     async with run.step("around the pc"):
         await win.load_around(pc)
         i = win.index_of(pc)
+        run.keep("around_pc", win)
         await run.mark("around_pc", pc=pc, index=i, at_pc=win.rows[i] if i is not None else None,
                        rows=len(win.rows), first=win.rows[:12], near=win.rows[max(0, (i or 0) - 6):(i or 0) + 6])
     async with run.step("up and down"):
@@ -323,6 +324,7 @@ async def exception(run: SceneRun) -> None:
         win = native.DisasmWindow(s)
         await win.load_around(at)
         i = win.index_of(at)
+        run.keep("sass_errorpc", win)
         await run.mark("sass_errorpc", address=at, index=i, at=win.rows[i] if i is not None else None,
                        near=win.rows[max(0, (i or 0) - 6):(i or 0) + 6])
     await s.cont()

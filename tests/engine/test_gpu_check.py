@@ -209,3 +209,26 @@ def test_bad_input_gets_one_clear_line(tmp_path, work):
     assert res.returncode == 2 and "unknown option --bogus" in res.stderr
     res = gpu_check(tmp_path / "d", "--dry-run", "--only", "nonesuch", work=work)
     assert res.returncode == 2 and "no scene nonesuch" in res.stdout + res.stderr and "Traceback" not in res.stderr
+
+
+async def test_the_cuda13_replay_harness_works_on_a_real_recording(dry, monkeypatch):
+    """tests/ui/test_ui_cuda13_observed.py's harness (the scene replayed with the CUDA pane fed its
+    states, looked at on each mark) on the dry run's startup scene: real cuda-gdb 11.8 transcripts,
+    so that the harness the GPU recording is waiting for is known to work."""
+    import importlib.util
+
+    out, meta, _ = dry
+    spec = importlib.util.spec_from_file_location("cuda13_observed", REPO / "tests" / "ui" / "test_ui_cuda13_observed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "OBSERVED", out)
+    rp, seen = await mod.observe("startup", keys_at={"host_stop": "k"})
+    assert rp.problems() == [] and rp.status == "device-needed"
+    assert list(seen.at) == ["started", "host_stop", "devices", "exit"]
+    at = seen.at["host_stop"]
+    assert at["header"].startswith("■ host stop") and "focus: host thread" in at["header"], at["header"]
+    assert "cuda-gdb 11.8" in at["header"] and "11.8 unwinder workaround on" in at["header"]
+    assert at["state"].frames[0].func == "no_device"
+    assert "rows_k" in at and not any("kernel 0" in r for r in at["rows_k"])  # no kernel yet
+    assert "exited" in seen.at["exit"]["header"]
+
