@@ -72,6 +72,7 @@ EOF
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
         --platform manylinux_2_12_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64 --platform any \
         "${req_list[@]}" || die "pip download failed"
+    printf '%s\n' "$reqs" >"$wheels/REQUIREMENTS"  # (what they were fetched for: scripts/setup.sh compares)
     say "$(ls "$wheels"/*.whl | wc -l) wheels in $wheels ($(du -sh "$wheels" | cut -f1)); a GPU run carries this folder"
     exit 0
 fi
