@@ -161,9 +161,13 @@ build gpucheck_op "$work/gpucheck_op.o" "$nvcc" -g -G -arch="$arch" -c -o "$work
 
 # (2) tuidbg's dependencies from the carried wheels, into a private folder
 site="$work/site"
-rm -rf "$site"
-"$PY" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --no-cache-dir --target "$site" "$wheels"/*.whl \
-    || die "pip could not install the wheels of $wheels into $site"
+how="$(command -v "$PY") $(cd "$wheels" && ls -l -- *.whl | md5sum)"  # (a GPU_CHECK_WORK that has them keeps them)
+if [ "$(cat "$site/.how" 2>/dev/null)" != "$how" ]; then
+    rm -rf "$site"
+    "$PY" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --no-cache-dir --target "$site" "$wheels"/*.whl \
+        || die "pip could not install the wheels of $wheels into $site"
+    echo "$how" >"$site/.how"
+fi
 pypath="$site:$here:$here/scripts"
 PYTHONPATH="$pypath" "$PY" -c 'import textual, pygdbmi, rich, psutil, tuidbg.engine.debugger' \
     || die "tuidbg's engine does not import with the wheels of $wheels"
