@@ -129,5 +129,14 @@ if [ $want_test = 1 ]; then
             || say "pytest could not be installed: the custom operator's pytest test will say so"
     fi
 fi
+if [ $want_test = 1 ]; then
+    # scripts/gpu-check.sh's wheels (tuidbg's dependencies for a GPU machine's CPython 3.12), in .whl/ (git
+    # ignores it; a GPU run carries it): its dry-run test installs them the way the GPU machine does
+    if [ ! -f .whl/REQUIREMENTS ] || [ pyproject.toml -nt .whl/REQUIREMENTS ]; then
+        say "fetching the wheels scripts/gpu-check.sh carries to a GPU machine into .whl/"
+        PYTHON=.venv/bin/python bash scripts/gpu-check.sh --fetch-wheels \
+            || say "the wheels could not be fetched: the GPU check's dry-run test will say so"
+    fi
+fi
 [ $want_test = 1 ] && { bash scripts/build-cpython314.sh || say "CPython 3.14 could not be built: the 3.14 tests will say so"; }
 say "ready"

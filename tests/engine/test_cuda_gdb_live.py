@@ -240,3 +240,41 @@ async def test_cuda_binary_loads_and_kernel_breakpoints_are_accepted(make_sessio
     await wait_for(lambda: s.state.process is ProcessState.EXITED, 30, "exit")
     # no GPU and no driver here: the runtime fails, the program says so and returns 0
     assert b"cudaMallocManaged -> " in out and s.state.exit_code == 0
+
+
+async def test_python_agent_stops_and_answers_under_cuda_gdb(make_session, tmp_path):
+    """tuidbg's Python agent under cuda-gdb 11.8 (gdb 10.2): its stop function's breakpoint cannot be
+    written while the program runs, so the engine interrupts it for that, and that interrupt is not a
+    stop the user sees; the breakpoint gdb made before it failed is the one used (a second at the same
+    place would leave the agent's stops unrecognized). cuda-gdb refuses scheduler-locking, so the
+    agent answers a request with the program's threads running (found by scripts/gpu-check.sh's dry run)."""
+    from tuidbg.engine import pyagent
+
+    if not DEBIAN_PY311.exists():
+        pytest.skip("this machine has no /usr/bin/python3.11")
+    script = tmp_path / "prog.py"
+    script.write_text("import threading\n"
+                      "def work(n):\n"
+                      "    total = n * 2  # MARK:stop\n"
+                      "    return total\n"
+                      "t = threading.Thread(target=lambda: None)\n"
+                      "t.start(); t.join()\n"
+                      "print('result', work(21), flush=True)\n")
+    out = bytearray()
+    s = await cuda_session(make_session, mode="run", program=str(DEBIAN_PY311), args=[str(script)], agent=True,
+                           python_target=True)
+    s.on_program_output(out.extend)
+    ctl = pyagent.controller(s)
+    await ctl.add_breakpoint(str(script), line_of(script, "stop"))
+    await s.launch()
+    st = await ctl.wait_stop(60)
+    assert st.process is ProcessState.STOPPED and st.python.stop is not None, (st.stop.describe() if st.stop else st.process, bytes(out))
+    assert st.python.stop.line == line_of(script, "stop")
+    stubs = [b for b in s.state.breakpoints if b.internal]
+    assert len(stubs) == 1 and not [b for b in s.state.breakpoints if not b.internal]  # one stop-function breakpoint
+    assert {name: value for name, _t, value in await ctl.python_locals(0)} == {"n": "21"}
+    assert await ctl.evaluate("n * 3") == "63"
+    await ctl.resume()
+    st = await ctl.wait_stop(60)
+    assert st.process is ProcessState.EXITED and st.exit_code == 0
+    assert b"result 42" in out

@@ -81,6 +81,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._native_tbreak: str | None = None
         self._notes: Channel[str] = Channel("agent note", 1000)  # (kept for the screen: tuidbg run starts early)
         self._sched_lock: str | None = None
+        self._sched_lockable: bool | None = None  # gdb can lock the scheduler (None: not asked yet)
         self._sched_multiple: str | None = None
         self._closing = False
         self._bg: set[asyncio.Task] = set()
@@ -267,10 +268,11 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         if ctl is None:
             return False
         old = await self._scheduler_locking()
+        if not await self._lock_scheduler():
+            return False  # (its thread cannot run alone: the table applies as the program runs)
         self._transient_native += 1
         s.set_state(st.with_python(transient=True))  # the short run and stop are not the user's
         try:
-            await s.cmd("-gdb-set scheduler-locking on")
             last = s.state.last_generation
             await s.cmd(f"-exec-continue --thread {ctl}")
             try:

@@ -97,6 +97,7 @@ class AgentBase(Extension):
     _tokens: Iterator[int]
     _notes: Channel[str]
     _sched_lock: str | None
+    _sched_lockable: bool | None
     _sched_multiple: str | None  # gdb's schedule-multiple as the session set it
     _closing: bool
     _bg: set[asyncio.Task]

@@ -219,11 +219,23 @@ class AgentLink(AgentBase):
         except MIError as exc:
             if not s.state.is_running:
                 raise
-            # A gdb without asynchronous MI (old cuda-gdb) cannot insert while the program runs.
+            # A gdb without asynchronous MI (old cuda-gdb) cannot insert while the program runs. The
+            # interrupt's stop is not the user's: marked transient, as a request's own stops are.
             log.info("inserting the agent breakpoint while running failed (%s); interrupting", exc.message)
-            await s.interrupt()
-            bp = await s.break_insert(address=addr)
-            await s.cmd("-exec-continue")
+            self._transient += 1
+            try:
+                s.set_state(s.state.with_python(transient=True))
+                await s.interrupt()
+                # gdb 10 made the breakpoint before it failed to write it (the error names its number):
+                # that one, written when the program goes on; a second at the same place would hide it
+                await s.refresh_breakpoints()
+                made = [b for b in s.state.breakpoints if b.original_location == f"*{addr:#x}"]
+                bp = made[-1] if made else await s.break_insert(address=addr)
+                await s.cmd("-exec-continue")
+            finally:
+                self._transient -= 1
+                if s.state.python.transient and self._transient == 0:
+                    s.set_state(s.state.with_python(transient=False))
         link.stub_bp = bp.number
         s.set_state(mark_internal(s.state, bp.number))
 

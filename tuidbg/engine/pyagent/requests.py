@@ -144,10 +144,12 @@ class AgentRequests(AgentBase):
         on the way, and its stop be taken for the answer."""
         s = self._session()
         old = await self._scheduler_locking()
-        await s.cmd("-gdb-set scheduler-locking on")
+        locked = await self._lock_scheduler()
         try:
             async with self._only_this_process():
-                if not await self._run_until_stop(tid, FIRST_TRY):
+                if locked and await self._run_until_stop(tid, FIRST_TRY):
+                    return
+                if locked:
                     # Most likely the agent's thread waits for the GIL to go to a thread gdb keeps frozen
                     # (CPython hands it over when another thread asked for it), or the expression waits for
                     # another thread. Let the process's threads run until the answer comes: the others may
@@ -155,14 +157,16 @@ class AgentRequests(AgentBase):
                     log.info("the agent did not answer with only its thread running; resuming its process")
                     await s.interrupt()
                     await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
-                    if not await self._run_until_stop(tid, timeout):
-                        await s.interrupt()
-                        # a native stop now (the interrupt), shown as it is
-                        s.set_state(s.state.with_python(transient=False, stop=None))
-                        raise EngineError("the Python agent did not answer (the expression may be waiting for "
-                                          "another process, which stays stopped meanwhile, or a thread)")
+                # (not locked: a gdb that cannot hold the other threads, cuda-gdb: they run from the start)
+                if not await self._run_until_stop(tid, timeout):
+                    await s.interrupt()
+                    # a native stop now (the interrupt), shown as it is
+                    s.set_state(s.state.with_python(transient=False, stop=None))
+                    raise EngineError("the Python agent did not answer (the expression may be waiting for "
+                                      "another process, which stays stopped meanwhile, or a thread)")
         finally:
-            await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            if locked:
+                await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
 
     async def _run_until_stop(self, tid: str | None, timeout: float) -> bool:
         """Resume (``tid``'s process, as gdb's settings say) until a stop; False if none comes in time. Another
@@ -200,6 +204,18 @@ class AgentRequests(AgentBase):
             r = await self._session().cmd("-gdb-show scheduler-locking", check=False)
             self._sched_lock = str(r.get("value") or "replay")
         return self._sched_lock
+
+    async def _lock_scheduler(self) -> bool:
+        """``scheduler-locking on``: only the thread resumed runs. False where gdb cannot (cuda-gdb: "Target
+        'multi-thread' cannot support this command."), asked once a session."""
+        if self._sched_lockable is False:
+            return False
+        r = await self._session().cmd("-gdb-set scheduler-locking on", check=False)
+        self._sched_lockable = r.cls == "done"
+        if not self._sched_lockable:
+            log.info("gdb cannot lock the scheduler (%s): the program's threads run while the agent answers",
+                     r.get("msg"))
+        return self._sched_lockable
 
     async def _request_running(self, ops: list[dict], timeout: float = 3.0) -> list[dict] | None:
         """Send requests over the socket; the agent's thread answers. None if no answer in time."""
