@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -16,6 +19,76 @@ PROGRAMS = REPO / "tests" / "programs"
 DATA = REPO / "tests" / "data"
 PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv")))
 DEBIAN_PY311 = Path("/usr/bin/python3.11")
+
+
+# The least time any wait for a condition allows: a condition that holds within milliseconds on an idle
+# machine can take many seconds on one loaded by the suite's other workers or scripts/test-under-load.sh's
+# hogs. (A wait only fails after it; a condition that holds ends the wait at once.)
+LOADED_FLOOR = 30.0
+
+
+LOCKS = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")) / "tuidbg" / "test-locks"
+
+
+@contextlib.contextmanager
+def machine_lock(name: str):
+    """Held by one process of this machine at a time (the suite's parallel workers, another test run):
+    around an expensive set-up that several would otherwise build at once, each then finding the
+    first one's result."""
+    LOCKS.mkdir(parents=True, exist_ok=True)
+    with open(LOCKS / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _thread_states(pid: int) -> list[str]:
+    """The state letter of each thread of ``pid`` (none for a process that has ended)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return []
+    states = []
+    for tid in tids:
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue  # (a thread that ended)
+        states.append(stat[stat.rindex(")") + 2])
+    return states
+
+
+def wait_asleep(*pids: int, timeout: float = LOADED_FLOOR, children: bool = False) -> None:
+    """Wait until every thread of ``pids`` (and, with ``children``, of their descendants) is blocked in
+    the kernel (state S or D), twice in a row 20 ms apart: a program that said it is ready just before
+    its sleep, read or wait is in it then (a thread with anything left to do is R, running or
+    runnable). A process that has ended is not waited for. Instead of a fixed pause after "ready"."""
+    import psutil
+
+    def all_pids() -> list[int]:
+        out = list(pids)
+        if children:
+            for pid in pids:
+                try:
+                    out += [c.pid for c in psutil.Process(pid).children(recursive=True)]
+                except psutil.NoSuchProcess:
+                    pass
+        return out
+
+    def quiet() -> bool:
+        return all(s in "SD" for pid in all_pids() for s in _thread_states(pid))
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if quiet():
+            time.sleep(0.02)
+            if quiet():
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{pids} never went to sleep: {[(p, _thread_states(p)) for p in all_pids()]}")
+        time.sleep(0.02)
 
 
 def line_of(path: Path | str, marker: str) -> int:
@@ -124,7 +197,13 @@ def has_dwarf(path: Path) -> bool:
     return ".debug_info" in out
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "condition",
+                   floor: float | None = None) -> None:
+    """Wait until ``predicate()`` holds; fail after ``timeout`` seconds, never sooner than ``floor``
+    (default LOADED_FLOOR)."""
+    timeout = max(timeout, LOADED_FLOOR if floor is None else floor)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

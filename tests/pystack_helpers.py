@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DEBIAN_PY311, PROGRAMS, cpython314, cpython314_missing, has_dwarf, pyenv_python, stripped_libpython
+from helpers import DEBIAN_PY311, PROGRAMS, cpython314, cpython314_missing, has_dwarf, pyenv_python, stripped_libpython, wait_asleep
 
 PY_PROGRAMS = PROGRAMS / "py"
 TORCH_PYTHON = Path(__file__).resolve().parents[1] / ".venv-torch" / "bin" / "python"
@@ -133,7 +133,7 @@ def wait_for_files(paths, procs, timeout=120):
         if time.monotonic() > deadline:
             raise AssertionError(f"not ready: {[p for p in paths if not Path(p).exists()]}")
         time.sleep(0.05)
-    time.sleep(0.3)  # from writing the file to the sleep
+    wait_asleep(*(p.pid for p in procs), children=True)  # from writing the files to the sleeps
 
 
 def kill_tree(proc):

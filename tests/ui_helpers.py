@@ -84,7 +84,13 @@ def abandon_leftovers() -> None:
             session.abandon()
 
 
-async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition",
+                floor: float | None = None) -> None:
+    """Pause until ``predicate()`` holds; fail after ``timeout`` seconds, but never sooner than ``floor``
+    (default ``helpers.LOADED_FLOOR``: what takes ms on an idle machine can take seconds on a loaded one)."""
+    from helpers import LOADED_FLOOR
+
+    timeout = max(timeout, LOADED_FLOOR if floor is None else floor)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

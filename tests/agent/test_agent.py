@@ -19,6 +19,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import (
     DEBIAN_PY311,
+    LOADED_FLOOR,
     PROGRAMS,
     REPO,
     compile_c,
@@ -62,6 +63,13 @@ def _interpreters():
 
 
 INTERPRETERS = _interpreters()
+
+# The agent's own mechanisms: sys.settrace before 3.12 (3.9: the oldest frames; Debian's stripped 3.11:
+# no DWARF, the Python most people run), sys.monitoring from 3.12, and the free-threaded 3.14t (no GIL).
+# A test of the agent's logic runs on one interpreter of each (CORE); a test that also goes through the
+# interpreter's native side (native stops and steps, the frames the walker reads, injection into an
+# attached process) runs on every interpreter (INTERPRETERS), so that each is in an end-to-end test.
+CORE = [p for p in INTERPRETERS if p.id in ("pyenv-3.9", "debian-3.11-stripped", "pyenv-3.12", "cpython-3.14t")]
 
 
 def _version(python: Path) -> tuple[int, int]:
@@ -119,7 +127,7 @@ async def test_notes_from_before_anyone_listens_reach_the_first_listener(make_se
     assert later == []
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_breakpoint_condition_hit_count_and_moved_line(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)
     c_body = line_of(STEPS, "c_body")
@@ -259,7 +267,7 @@ async def test_python_steps_from_a_sigtrap_break_in(make_session, python):
     assert out.count(b"total 12") == 2
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_breakpoint_in_a_module_imported_later(make_session, python):
     late = PY / "agent_latemod.py"
     s, ctl, out = await _start(make_session, python, PY / "agent_lateimport.py", str(PY))
@@ -273,7 +281,7 @@ async def test_breakpoint_in_a_module_imported_later(make_session, python):
     assert b"late 42" in out
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_breakpoint_set_while_stopped_hits_next_execution(make_session, python):
     s, ctl, out = await _start(make_session, python, STEPS)
     await ctl.add_breakpoint(str(STEPS), line_of(STEPS, "a_call"), condition="n == 0", temporary=True)
@@ -299,7 +307,7 @@ async def test_breakpoint_set_while_stopped_hits_next_execution(make_session, py
     assert await _exit(s, ctl) == 0
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_breakpoint_on_second_thread_stops_with_that_thread(make_session, python):
     s, ctl, out = await _start(make_session, python, THREADS)
     body = line_of(THREADS, "work_body")
@@ -452,7 +460,7 @@ async def test_step_into_native_through_ctypes(make_session, python, libfoo):
     assert (stop.func, stop.line) == ("compute", call)
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_exceptions_raised_uncaught_and_native_crash(make_session, python):
     s, ctl, out = await _start(make_session, python, EXC)
     await ctl.set_exception_breaks(uncaught=True, raised=["KeyError"])
@@ -507,7 +515,7 @@ def test_tuidbg_breakpoint_without_debugger_does_not_kill(python):
     assert f"{SET_TRACE}:{line_of(SET_TRACE, 'builtin_breakpoint')} ignored" in lines[1]
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_set_trace_and_breakpoint_under_tuidbg(make_session, python):
     s, ctl, out = await _start(make_session, python, SET_TRACE, "5")
     await s.launch()
@@ -590,9 +598,11 @@ async def test_attach_inject_breakpoint_and_detach(make_session, python, tmp_pat
             await asyncio.sleep(0.05)
         assert _tracer(proc.pid) == 0
         before = await _read_counter(counter)
-        await asyncio.sleep(0.5)
-        assert proc.poll() is None, "the process must run on after the detach"
-        assert await _read_counter(counter) > before
+        deadline = time.monotonic() + LOADED_FLOOR
+        while await _read_counter(counter) <= before:  # it runs on after the detach
+            assert proc.poll() is None, "the process must run on after the detach"
+            assert time.monotonic() < deadline, "the process stopped counting after the detach"
+            await asyncio.sleep(0.05)
     finally:
         if s is not None:
             await s.close()  # gdb must let go before the process can be reaped
@@ -713,7 +723,7 @@ async def test_agent_that_cannot_start_says_why(make_session):
     assert s.state.python.agent.status == "failed"
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_program_environment_is_the_users(make_session, python, tmp_path):
     """The agent loads through PYTHONPATH, then puts the user's PYTHONPATH back and runs their sitecustomize."""
     user = tmp_path / "userlib"
@@ -734,7 +744,7 @@ async def test_program_environment_is_the_users(make_session, python, tmp_path):
     assert await _exit(s, ctl) == 0
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 def test_breakpoint_shim_without_tuidbg_importable(python, tmp_path):
     """PYTHONBREAKPOINT=tuidbg_breakpoint.set_trace with only the shim directory on PYTHONPATH."""
     prog = tmp_path / "prog.py"

@@ -6,7 +6,8 @@ spin, and requests at a stop (evaluate, locals, a new breakpoint, a garbage coll
 be answered; so must a breakpoint set while all eight run. The engine answers with only the stopped thread running, and lets every thread
 run when that thread cannot answer alone (a GIL handed to a frozen thread; without a GIL, a
 stop-the-world a frozen thread had begun); the agent itself never starts a stop-the-world
-while gdb holds the others (tuidbg/agent/__init__.py). The same test runs on every interpreter.
+while gdb holds the others (tuidbg/agent/__init__.py). The same test runs on one interpreter of each of
+the agent's mechanisms (test_agent.CORE: settrace, sys.monitoring, free-threaded).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import asyncio
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of
-from test_agent import INTERPRETERS, STOP_TIMEOUT, _exit, _start, _stop
+from helpers import LOADED_FLOOR, PROGRAMS, line_of
+from test_agent import CORE, INTERPRETERS, STOP_TIMEOUT, _exit, _start, _stop
 
 from tuidbg.agent import protocol as P
 
@@ -26,7 +27,7 @@ PROG = PROGRAMS / "py" / "agent_ft_threads.py"
 N = 8
 
 
-@pytest.mark.parametrize("python", INTERPRETERS)
+@pytest.mark.parametrize("python", CORE)
 async def test_eight_threads_one_breakpoint_each_stops_in_turn(make_session, python):
     s, ctl, out = await _start(make_session, python, PROG)
     hit, nxt, done = (line_of(PROG, m) for m in ("turn_hit", "turn_next", "ft_done"))
@@ -109,7 +110,7 @@ async def test_python_step_from_a_native_stop_while_seven_others_spin(make_sessi
     await ctl.add_breakpoint(str(PROG), line_of(PROG, "ft_done"))
     await s.launch()
     await ctl.wait_connected(30)
-    await asyncio.sleep(1.0)
+    await _until(lambda: f"all {N} in work".encode() in out, "every worker in work()", LOADED_FLOOR * 2)
     await s.interrupt()
     await ctl.wait_stop(STOP_TIMEOUT)
 

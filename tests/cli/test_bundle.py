@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, REPO, cpython314, line_of, pyenv_python
+from helpers import DEBIAN_PY311, REPO, cpython314, line_of, machine_lock, pyenv_python, wait_asleep
 from tmux_term import tmux  # noqa: F401 (fixture)
 
 pytestmark = [requires_gdb, pytest.mark.slow]
@@ -57,6 +57,11 @@ def _bundle_key() -> str:
 def bundle() -> Path:
     """OUTDIR of ``bash scripts/bundle.sh OUTDIR`` for this checkout, built at most once."""
     out = CACHE / _bundle_key()
+    with machine_lock("bundle"):  # (the suite's other workers wait for this build, then use it)
+        return _build_bundle(out)
+
+
+def _build_bundle(out: Path) -> Path:
     if (out / "tuidbg.pyz").is_file():
         return out
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -112,7 +117,7 @@ def sleepers(tmp_path):
         assert proc.poll() is None, proc.stderr.read().decode()
         assert time.monotonic() < deadline, "sleepers.py did not get ready"
         time.sleep(0.05)
-    time.sleep(0.1)
+    wait_asleep(proc.pid)
     yield proc
     proc.kill()
     proc.wait(10)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import line_of, run_tuidbg
+from helpers import line_of, run_tuidbg, wait_asleep
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 from helpers import check_error
 
@@ -32,7 +32,7 @@ def _start_sleepers(interp, tmp_path, n=6):
             proc.kill()
             raise AssertionError("sleepers.py did not get ready")
         time.sleep(0.05)
-    time.sleep(0.1)
+    wait_asleep(proc.pid)
     return proc, read_json(ready)
 
 
@@ -108,7 +108,7 @@ async def test_dump_sleeping_threads(build_dir, tmp_path, cleanup, name):
 async def test_dump_process_without_python(tmp_path, cleanup):
     proc = subprocess.Popen(["sleep", "600"])
     cleanup.append(proc)
-    time.sleep(0.2)
+    wait_asleep(proc.pid)
     res = run_tuidbg("dump", str(proc.pid), timeout=120)
     assert res.returncode == 0, res.stderr
     assert "no CPython runtime in this process" in res.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import REPO, line_of, run_tuidbg, tuidbg_cmd
+from helpers import REPO, line_of, run_tuidbg, tuidbg_cmd, wait_asleep
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 from helpers import check_error
 
@@ -38,7 +38,7 @@ def _start(interp, args, ready: Path, cleanup, timeout=120):
         if time.monotonic() > deadline:
             raise AssertionError(f"{args[0]} did not get ready")
         time.sleep(0.02)
-    time.sleep(0.2)  # from writing the file to its sleep
+    wait_asleep(proc.pid)  # (from writing the file to its sleep)
     return proc, read_json(ready)
 
 
@@ -342,7 +342,7 @@ def test_native_direct_and_no_python_through_gdb(tmp_path, cleanup):
     # no CPython runtime where this reader looks: gdb looks further (debug info), and says so
     sleeper = subprocess.Popen(["sleep", "600"])
     cleanup.append(sleeper)
-    time.sleep(0.2)
+    wait_asleep(sleeper.pid)
     report = _dump(sleeper.pid)
     assert report["reader"] == "gdb" and "no CPython runtime" in report["fallback"], report
     assert report["note"] == "no CPython runtime in this process"
@@ -352,7 +352,7 @@ def test_native_direct_and_no_python_through_gdb(tmp_path, cleanup):
 def test_fallback_without_gdb_says_why(cleanup):
     sleeper = subprocess.Popen(["sleep", "600"])
     cleanup.append(sleeper)
-    time.sleep(0.1)
+    wait_asleep(sleeper.pid)
     res = run_tuidbg("dump", str(sleeper.pid), env={"PATH": "/nonexistent"})
     check_error(res, f"reading process {sleeper.pid} needs gdb (no CPython runtime found without gdb",
                 "gdb is not installed")
@@ -383,6 +383,7 @@ def test_ptrace_refused_one_line(cleanup):
     cleanup.append(proc)
     # The dump's direct path needs the standard library only: the system's Python runs a copy of
     # tuidbg that user nobody can read.
+    os.chmod(tempfile.gettempdir(), 0o711)  # (the test's own folder, 0700: nobody may pass through to the copy)
     top = Path(tempfile.mkdtemp(prefix="tuidbg-nobody-"))
     try:
         shutil.copytree(REPO / "tuidbg", top / "tuidbg", ignore=shutil.ignore_patterns("__pycache__"))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c, line_of, run_tuidbg
+from helpers import PROGRAMS, compile_c, line_of, run_tuidbg, wait_asleep
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 
 pytestmark = [pytest.mark.slow, requires_gdb]
@@ -60,7 +60,7 @@ def _start_chain(prog, cleanup, *args):
                             stderr=subprocess.PIPE, text=True)
     cleanup.append(proc)
     assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-    time.sleep(0.3)  # (from the print to the blocking read)
+    wait_asleep(proc.pid)  # (from the print to the blocking read)
     return proc
 
 
@@ -248,7 +248,7 @@ def test_python_threads_same_stacks_as_gdb(tmp_path, cleanup):
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline, "native_mix.py did not get ready"
         time.sleep(0.02)
-    time.sleep(0.2)
+    wait_asleep(proc.pid)
     expect = read_json(ready)
 
     direct = _dump(proc.pid)
@@ -302,7 +302,7 @@ def test_every_interpreter_same_stacks_as_gdb(build_dir, tmp_path, cleanup, name
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline, "native_mix.py did not get ready"
         time.sleep(0.02)
-    time.sleep(0.2)
+    wait_asleep(proc.pid)
     expect = read_json(ready)
     direct = _dump(proc.pid)
     _assert_running_untraced(proc)

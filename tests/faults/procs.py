@@ -8,6 +8,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from helpers import LOADED_FLOOR
+
 
 @dataclass(frozen=True)
 class Proc:
@@ -76,6 +78,7 @@ def leftovers(pids: set[int], targets: tuple[int, ...] = ()) -> list[str]:
 
 
 def wait_until(pred, timeout: float, what: str) -> None:
+    timeout = max(timeout, LOADED_FLOOR)  # (a loaded machine: see helpers.LOADED_FLOOR)
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
@@ -83,7 +86,7 @@ def wait_until(pred, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def assert_clean(pids: set[int], targets: tuple[int, ...] = (), timeout: float = 5.0) -> None:
+def assert_clean(pids: set[int], targets: tuple[int, ...] = (), timeout: float = LOADED_FLOOR) -> None:
     """Nothing left behind (a zombie is given a moment to be reaped by its parent)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -95,7 +98,7 @@ def assert_clean(pids: set[int], targets: tuple[int, ...] = (), timeout: float =
         time.sleep(0.1)
 
 
-def answers(p: subprocess.Popen, expect: str, timeout: float = 5.0) -> bool:
+def answers(p: subprocess.Popen, expect: str, timeout: float = LOADED_FLOOR) -> bool:
     """Poke the victim program (SIGUSR1) and read the line it prints back."""
     os.kill(p.pid, signal.SIGUSR1)
     deadline = time.monotonic() + timeout

@@ -36,6 +36,7 @@ void *worker(void *arg) {
 
 void busy(void) {
     volatile unsigned long counter = 0;
+    printf("busy\n"); /* (tests wait for this: the loop comes next) */
     for (;;)
         counter++; /* MARK:busy_loop */
 }

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 import pytest
-from helpers import DEBIAN_PY311, line_of, run_tuidbg
+from helpers import DEBIAN_PY311, line_of, run_tuidbg, wait_asleep
 from pystack_helpers import PY_PROGRAMS
 from helpers import check_error
 
@@ -34,7 +34,7 @@ def report(tmp_path, cleanup):
             assert p.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         procs.append(p)
-    time.sleep(0.3)
+    wait_asleep(*(p.pid for p in procs))
     res = run_tuidbg("dump", "--json", *(str(p.pid) for p in procs))
     assert res.returncode == 0, res.stderr
     path = tmp_path / "dump.json"

@@ -20,7 +20,7 @@ pytestmark = requires_gdb
 async def armed(pilot) -> keyplan.Plan:
     app = pilot.app
     try:
-        await until(pilot, lambda: app.key_plan is not None, 5, "the step keys' plan")
+        await until(pilot, lambda: app.key_plan is not None, 5, "the step keys' plan", floor=0)
     except AssertionError:
         # (a loaded machine: the stop's arming tried ARM_TRIES times while the app was busy; a focus
         # change arms again, as here)

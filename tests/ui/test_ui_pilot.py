@@ -104,7 +104,7 @@ async def test_ctrl_c_interrupts_a_busy_loop(threads_prog):
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 20, "running")
         assert "running" in app.query_one("#status").render().plain
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "busy" in log_text(app, "output-log").splitlines(), 30, "the busy loop")
         await press_and_stop(pilot, "ctrl+c")
         assert app.state.stop.signal_name == "SIGINT"
         assert any(f.func == "busy" for f in app.state.frames)

@@ -312,7 +312,6 @@ class MIClient:
             raise MIError(str(payload.get("msg", "gdb reported an error")), command, payload.get("code"))
         return res
 
-    @property
     def tokens_held(self) -> dict[str, frozenset[int]]:
         """The tokens this client holds now, by what for: "pending" (sent, its answer awaited),
         "reserved" (``reserve``: not written yet, or written elsewhere and not answered), "answered" (a
@@ -320,6 +319,7 @@ class MIClient:
         return {"pending": frozenset(self._pending), "reserved": frozenset(self._reserved),
                 "answered": frozenset(self._answered_early)}
 
+    @property
     def pending_commands(self) -> list[str]:
         return [p.command for p in self._pending.values()]
 

@@ -20,6 +20,8 @@ spins = [0] * N
 def work(k):
     with lock:
         entered.append(k)
+        if len(entered) == N:
+            print("all", N, "in work", flush=True)  # (tests wait for this: every thread spins in work() now)
     while len(entered) < N:
         spins[k] += 1
     while turn[0] != k:
