@@ -33,8 +33,11 @@ requires_gdb = pytest.mark.skipif(shutil.which("gdb") is None, reason="gdb is no
 @pytest.fixture(autouse=True)
 def _own_state_home(tmp_path, monkeypatch):
     """Each test remembers breakpoints (tuidbg.engine.remember) in a folder of its own: one test's
-    breakpoints must not come back in the next test's run of the same program."""
+    breakpoints must not come back in the next test's run of the same program (or another worker's).
+    Its configuration folder is its own too, empty: the machine's user's themes, keymaps and config
+    (~/.config/tuidbg) are not the tests'."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 # The machine's temporary folder: each test gets a short folder of its own under it (an AF_UNIX
