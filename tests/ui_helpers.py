@@ -125,3 +125,42 @@ def log_text(app, widget_id: str) -> str:
     from tuidbg.ui.panes.textlog import TextLog
 
     return "\n".join(app.query_one(f"#{widget_id}", TextLog).lines())
+
+
+def screen_rows(app) -> list[str]:
+    """What the terminal shows, row by row, a character per cell (from the app's screenshot, whose text
+    runs stand at x = column * 12.2, y = 20 + row * 24.4, with the blank cells left out)."""
+    import html
+    import re
+
+    rows: dict[int, dict[int, str]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', app.export_screenshot(), re.S):
+        text = html.unescape(m.group(3)).replace("\xa0", " ")
+        cells = rows.setdefault(round((float(m.group(2)) - 20) / 24.4), {})
+        if text == "\n":
+            continue
+        col = round(float(m.group(1)) / 12.2)
+        for i, ch in enumerate(text):
+            cells[col + i] = ch
+    out = []
+    for y in range(max(rows) + 1 if rows else 0):
+        cells = rows.get(y, {})
+        out.append("".join(cells.get(i, " ") for i in range(max(cells) + 1 if cells else 0)))
+    return out
+
+
+def region_text(app, region) -> list[str]:
+    """The rows of the screen inside ``region`` (a widget's ``region``), each cut to its columns."""
+    rows = screen_rows(app)
+    return [rows[y][region.x:region.right] if y < len(rows) else "" for y in range(region.y, region.bottom)]
+
+
+def toasts_text(app) -> str:
+    """The notifications on the screen, as shown (each toast's rows joined with spaces)."""
+    from textual.widgets._toast import Toast
+
+    out = []
+    for toast in app.screen.query(Toast):
+        rows = [r for r in region_text(app, toast.region) if r.startswith("▌")]  # (its rows not under another widget)
+        out.append(" ".join(" ".join(r[1:] for r in rows).split()))
+    return "\n".join(out)

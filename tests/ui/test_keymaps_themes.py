@@ -12,43 +12,8 @@ from textual.binding import Binding
 
 import tuidbg.ui
 from tuidbg import config as tconfig
-from tuidbg.ui import bindings
-from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows
-from tuidbg.ui.panes.disasm import DisasmView
-from tuidbg.ui.panes.frames import CppFramesPane
-from tuidbg.ui.panes.io import CommandInput, ProgramInput
-from tuidbg.ui.panes.memory import MemoryView
-from tuidbg.ui.panes.registers import RegistersPane
-from tuidbg.ui.panes.source import SourceView
-from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
-from tuidbg.ui.panes.variables import LocalsPane, WatchPane
+from tuidbg.ui import bindings, keyclash
 from tuidbg.ui.picker import PickerApp
-
-# What can have focus, and whose bindings are in force then (besides the global ones).
-CONTEXTS = {
-    "source": [SourceView],
-    "cpp frames": [CppFramesPane],
-    "threads": [ThreadsPane],
-    "breakpoints": [BreakpointsPane],
-    "locals": [LocalsPane],
-    "watch": [WatchPane],
-    "console": [CommandInput],
-    "program input": [ProgramInput],
-    "cuda": [CudaPane, CudaRows],
-    "cuda input": [CudaPane, CudaInput],
-    "disassembly": [DisasmView],
-    "registers": [RegistersPane],
-    "memory": [MemoryView],
-}
-
-
-def id_bindings(cls) -> dict[str, str]:
-    out = {}
-    for klass in reversed(cls.__mro__):
-        for b in klass.__dict__.get("BINDINGS", []):
-            if isinstance(b, Binding) and b.id:
-                out[b.id] = b.key
-    return out
 
 
 def _keys_written_in_code() -> dict[str, set[str]]:
@@ -85,32 +50,29 @@ def test_keymap_loads_and_names_only_existing_ids(name):
     assert not unknown, f"{name} names ids that do not exist: {sorted(unknown)}"
 
 
-@pytest.mark.parametrize("name", KEYMAPS)
-def test_no_two_ids_share_a_key(name):
-    km = App._normalize_keymap(tconfig.load_keymap(name).keys)
-    glob = {bid: km.get(bid, App._normalize_keymap({bid: keys})[bid]) for bid, keys in bindings.default_keys().items()}
-    for context, classes in CONTEXTS.items():
-        effective = dict(glob)
-        for c in classes:
-            for bid, keys in id_bindings(c).items():
-                effective[bid] = km.get(bid, App._normalize_keymap({bid: keys})[bid])
-        owner: dict[str, str] = {}
-        clashes = []
-        for bid, keys in effective.items():
-            for key in (k.strip() for k in keys.split(",") if k.strip()):
-                if key in owner and owner[key] != bid and not _intended(owner[key], bid):
-                    clashes.append(f"{context}: {key!r} is both {owner[key]} and {bid}")
-                owner[key] = bid
-        assert not clashes, f"{name}: " + "; ".join(clashes)
+SHIPPED = sorted((tconfig.PACKAGE_DIR.parent / "keymaps").glob("*.toml"))
 
 
-# One deliberate exception: in the console's input line tab completes (as in any
-# shell) instead of moving the focus; escape leaves the input line there.
-INTENDED = {frozenset({"focus.next", "console.complete"})}
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_no_keymap_tuidbg_ships_gives_one_key_two_actions(path):
+    """Every file in keymaps/: no key bound to two actions in force at once (anywhere the focus is)."""
+    assert len(SHIPPED) >= 3
+    found = keyclash.clashes(tconfig.load_keymap(str(path)).keys)
+    assert not found, keyclash.describe(found, keyclash.descriptions(), path.stem)
 
 
-def _intended(a: str, b: str) -> bool:
-    return frozenset({a, b}) in INTENDED
+def test_the_clash_check_finds_a_key_given_twice_where_both_are_in_force():
+    assert keyclash.clashes({"exec.next": "c"}) == [keyclash.Clash("c", "exec.continue", "exec.next", "everywhere")]
+    # x is the Locals' "memory at a pointer": bound to continue too, the two meet in the Locals pane only
+    found = keyclash.clashes({"exec.continue": "x"})
+    assert {(c.key, c.first, c.second) for c in found} >= {("x", "exec.continue", "variables.memory")}
+    assert all(c.where != "everywhere" for c in found)
+    # e is both "breakpoint condition" (Breakpoints) and "edit a register" (Registers): never in force together
+    assert keyclash.clashes({}) == []
+    # the one intended overlap: tab completes in the console's input line
+    assert keyclash.clashes({"console.complete": "tab"}) == []
+    text = keyclash.describe(keyclash.clashes({"exec.next": "c"}), keyclash.descriptions(), "mine")
+    assert "key c: Continue (exec.continue) and Next (exec.next)" in text, text
 
 
 def test_the_default_keymap_names_every_binding_id_and_no_other():

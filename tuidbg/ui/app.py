@@ -236,7 +236,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         sys.setswitchinterval(GIL_SWITCH_S)
         self._register_themes()
         self._apply_theme(self._theme_name)
-        self.set_keymap(bindings.keymap_overrides(self.keymap_info.keys))
+        self.use_keymap(self.keymap_info)
         self._attach_panes(self.session)
         remembered.restore(self)  # the last run's watches and layout
         self.set_interval(1.0, lambda: None if self._closing_screen() else remembered.sync(self))

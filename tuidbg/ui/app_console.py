@@ -88,8 +88,7 @@ class ConsolePart:
             except tconfig.UsageError as exc:
                 log_w.write_lines([str(exc)], style="error")
                 return
-            self.keymap_info = km
-            self.set_keymap(keymap_overrides(km.keys))
+            self.use_keymap(km)
             log_w.write_lines([f"keymap {km.name}"], style="note")
         elif word in ("help", "h", ""):
             log_w.write_lines(
@@ -105,6 +104,21 @@ class ConsolePart:
             )
         else:
             log_w.write_lines([f"unknown tuidbg command :{word} (:help lists them)"], style="error")
+
+    def use_keymap(self, km: tconfig.Keymap) -> None:
+        """Take a keymap: its keys in force, and a key it gives two actions at once named (once, here;
+        ``ui.keyclash``)."""
+        from tuidbg.ui import keyclash
+
+        self.keymap_info = km
+        self.set_keymap(keymap_overrides(km.keys))
+        found = keyclash.clashes(km.keys)
+        if found:
+            from textual.binding import Binding
+
+            text = keyclash.describe(found, keyclash.descriptions(), km.name,
+                                     lambda key: self.get_key_display(Binding(key, "")))
+            self.notify(text, severity="warning", markup=False, timeout=15)
 
     def on_command_input_complete_requested(self, message: CommandInput.CompleteRequested) -> None:
         text = message.text

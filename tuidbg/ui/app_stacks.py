@@ -395,5 +395,5 @@ class StacksPart:
         self._run(whole, "read the whole value")
 
     def handle_bindings_clash(self, clashed_bindings, node) -> None:
-        ids = sorted(b.id or b.action for b in clashed_bindings)
-        self.notify(f"keys clash between {', '.join(ids)}", severity="warning", markup=False)
+        """Textual's report, at every key press, is not used: it takes a binding given fewer keys by the
+        keymap for a clash with itself. A keymap's real clashes are named once (``ui.keyclash``)."""
