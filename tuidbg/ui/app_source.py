@@ -10,7 +10,6 @@ import logging
 import os
 from typing import Any
 
-from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static, TabbedContent
@@ -22,7 +21,7 @@ from tuidbg.engine.state import DebuggerState, ProcessState, StopSeen
 from tuidbg.ui import fastpath, keyplan
 from tuidbg.ui.panes.source import BreakpointMark, SourceView
 from tuidbg.ui.panes.variables import WatchPane
-from tuidbg.ui.screens.modals import HelpScreen, OpenFileScreen, PromptScreen
+from tuidbg.ui.screens.modals import OpenFileScreen, PromptScreen
 from tuidbg.ui.text import visible
 
 log = logging.getLogger("tuidbg.ui")
@@ -422,23 +421,9 @@ class SourcePart:
             pass
 
     def action_help(self) -> None:
-        rows = []
-        chain: list[Any] = []
-        node = self.focused
-        while node is not None:
-            chain.append(node)
-            node = node.parent  # type: ignore[assignment]
-        chain.append(self)
-        keymap = self._keymap
-        all_rows: dict[str, tuple[str, str]] = {}
-        for node in chain:
-            for b in getattr(type(node), "BINDINGS", []):
-                if isinstance(b, Binding) and b.id and b.id not in all_rows:
-                    keys = keymap.get(b.id, b.key)
-                    all_rows[b.id] = (keys, b.description)
-        for bid, (keys, desc) in all_rows.items():
-            rows.append((", ".join(self.get_key_display(Binding(k.strip(), "")) for k in keys.split(",")), desc, bid))
-        self.push_screen(HelpScreen(rows, self.keymap_info.name))
+        from tuidbg.ui import keyhelp
+
+        keyhelp.show(self, self.keymap_info.name, self._keymap)
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())

@@ -5,7 +5,7 @@ Four panes, top to bottom (they fit 80x24): the distinct stacks, grouped as the 
 groups them (``tuidbg.dumpreport.group``: fewest processes first, the odd one out leading); the
 frames of the stack under the cursor, innermost first; the source around the frame under the
 cursor (when its file is on this machine); the processes and threads that share the stack.
-Tab and shift+tab go between panes, the arrows move, q quits. Nothing is attached to: the
+Tab and shift+tab go between panes, the arrows move, ? lists the keys, q quits. Nothing is attached to: the
 processes are those of the report, as they were when it was made.
 """
 
@@ -37,6 +37,7 @@ class ViewApp(App[int]):
         Binding("q,ctrl+q,escape", "quit_view", "Quit", id="view.quit"),
         Binding("tab", "focus_next", "Next pane", show=False, id="view.next"),
         Binding("shift+tab", "focus_previous", "Previous pane", show=False, id="view.previous"),
+        Binding("question_mark,f1", "help", "Keys", id="view.help"),
     ]
 
     def __init__(self, doc: dict, names: list[str]) -> None:
@@ -132,6 +133,11 @@ class ViewApp(App[int]):
 
     def action_quit_view(self) -> None:
         self.exit(0)
+
+    def action_help(self) -> None:
+        from tuidbg.ui import keyhelp
+
+        keyhelp.show(self, "tuidbg view", {})  # (it takes no keymap: the keys are the default ones)
 
 
 def _function(f: dict) -> str:

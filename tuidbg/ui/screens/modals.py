@@ -16,23 +16,30 @@ from textual.widgets.option_list import Option
 from tuidbg.ui.panes.textlog import TextLog
 from tuidbg.ui.text import visible
 
-MODAL_CSS = """
-ModalScreen { align: center middle; background: $background 60%; }
-ModalScreen > Vertical {
+_MODAL_CSS = """
+DIALOG { align: center middle; background: $background 60%; }
+DIALOG > Vertical {
     width: 80%; max-width: 110; height: auto; max-height: 90%;
     border: round $primary; background: $panel; padding: 0 1;
 }
-ModalScreen Label.title { text-style: bold; width: 1fr; padding: 0 0 1 0; }
-ModalScreen Horizontal.buttons { height: auto; align-horizontal: right; padding-top: 1; }
-ModalScreen Horizontal.buttons Button { margin-left: 1; min-width: 12; }
-ModalScreen Static.hint { color: $text-muted; }
+DIALOG Label.title { text-style: bold; width: 1fr; padding: 0 0 1 0; }
+DIALOG Horizontal.buttons { height: auto; align-horizontal: right; padding-top: 1; }
+DIALOG Horizontal.buttons Button { margin-left: 1; min-width: 12; }
+DIALOG Static.hint { color: $text-muted; }
 """
+
+
+def modal_css(name: str, extra: str = "") -> str:
+    """A dialog's DEFAULT_CSS: a box in the middle of the screen. Written with the dialog's own class name:
+    Textual puts a class's name before each rule of its DEFAULT_CSS that does not begin with it, and
+    "HelpScreen ModalScreen > Vertical" matches nothing (every dialog was drawn borderless, top left)."""
+    return _MODAL_CSS.replace("DIALOG", name) + extra
 
 
 class QuitScreen(ModalScreen[str]):
     """Detach, kill or cancel; the default depends on how the session started."""
 
-    DEFAULT_CSS = MODAL_CSS
+    DEFAULT_CSS = modal_css("QuitScreen")
     BINDINGS = [
         Binding("escape", "dismiss('cancel')", "Cancel", id="quit.cancel"),
         Binding("d", "dismiss('detach')", "Detach", show=False),
@@ -67,7 +74,7 @@ class QuitScreen(ModalScreen[str]):
 
 
 class PromptScreen(ModalScreen[Optional[str]]):
-    DEFAULT_CSS = MODAL_CSS
+    DEFAULT_CSS = modal_css("PromptScreen")
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel")]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "", hint: str = "") -> None:
@@ -95,9 +102,9 @@ class PromptScreen(ModalScreen[Optional[str]]):
 class OpenFileScreen(ModalScreen[Optional[str]]):
     """Type a path, or pick one of the source files gdb knows about (filtered as you type)."""
 
-    DEFAULT_CSS = MODAL_CSS + """
+    DEFAULT_CSS = modal_css("OpenFileScreen", """
     OpenFileScreen OptionList { height: 12; }
-    """
+    """)
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Cancel", id="open.cancel"),
         Binding("down", "to_list", "Files", show=False),
@@ -146,10 +153,10 @@ class OpenFileScreen(ModalScreen[Optional[str]]):
 
 
 class ValueScreen(ModalScreen[None]):
-    DEFAULT_CSS = MODAL_CSS + """
+    DEFAULT_CSS = modal_css("ValueScreen", """
     ValueScreen > Vertical { height: 80%; }
     ValueScreen TextLog { height: 1fr; }
-    """
+    """)
     BINDINGS = [Binding("escape,q,enter", "dismiss(None)", "Close", id="value.close")]
 
     def __init__(self, title: str, value: str) -> None:
@@ -177,7 +184,7 @@ class ValueScreen(ModalScreen[None]):
 
 
 class GdbExitedScreen(ModalScreen[str]):
-    DEFAULT_CSS = MODAL_CSS
+    DEFAULT_CSS = modal_css("GdbExitedScreen")
     BINDINGS = [Binding("escape", "dismiss('stay')", "Stay", id="gdbexit.stay")]
 
     def __init__(self, reason: str) -> None:
@@ -205,7 +212,7 @@ class GdbExitedScreen(ModalScreen[str]):
 class GdbHungScreen(ModalScreen[str]):
     """gdb does not answer: wait, wake it (when it is stopped), kill it, or restart the session."""
 
-    DEFAULT_CSS = MODAL_CSS
+    DEFAULT_CSS = modal_css("GdbHungScreen")
     BINDINGS = [Binding("escape", "dismiss('wait')", "Wait", id="gdbhung.wait")]
 
     def __init__(self, what: str, stopped: bool, mode: str) -> None:
@@ -238,29 +245,74 @@ class GdbHungScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "wait")
 
 
-class HelpScreen(ModalScreen[None]):
-    """The keys in force now (the active keymap), by binding id."""
+class KeyTable(DataTable):
+    """The help's table: no cursor; Home and End go to the first and the last key."""
 
-    DEFAULT_CSS = MODAL_CSS + """
-    HelpScreen > Vertical { height: 85%; }
-    HelpScreen DataTable { height: 1fr; }
-    """
+    BINDINGS = [Binding("home", "scroll_top", "First", show=False), Binding("end", "scroll_bottom", "Last", show=False)]
+
+    def action_page_down(self) -> None:
+        self.scroll_to(y=self.scroll_y + self._page(), animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_to(y=self.scroll_y - self._page(), animate=False)
+
+    def _page(self) -> int:
+        """The rows in view (DataTable's page takes the header row for one: a row was never shown)."""
+        return max(1, self.scrollable_content_region.height - self.header_height)
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys in force now (the active keymap), by binding id: every one of them reachable, in two
+    column pairs where the screen is wide enough for them (all of the app's keys at once at 160x48),
+    one pair that scrolls below that (the arrows, PgUp/PgDn, Home/End and the wheel)."""
+
+    DEFAULT_CSS = modal_css("HelpScreen", """
+    HelpScreen > Vertical { max-height: 100%; max-width: 100%; width: 100%; }
+    """)
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss(None)", "Close", id="help.close")]
+    HINT = ("↑↓ PgUp PgDn Home End scroll; Esc closes. Remap any id in keymaps/*.toml or [keys] of "
+            "$XDG_CONFIG_HOME/tuidbg/config.toml")
 
     def __init__(self, rows: list[tuple[str, str, str]], keymap_name: str) -> None:
         super().__init__()
         self.rows = rows
         self.keymap_name = keymap_name
+        self.pairs = 0  # column pairs shown (1 or 2)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Content(f"Keys (keymap: {self.keymap_name})"), classes="title")
-            yield DataTable(id="help-table", cursor_type="row")
-            yield Static(Content("Remap any id in keymaps/*.toml or [keys] of $XDG_CONFIG_HOME/tuidbg/config.toml"), classes="hint")
+            yield KeyTable(id="help-table", cursor_type="none", zebra_stripes=True)
+            yield Static(Content(self.HINT), classes="hint", id="help-hint")
 
     def on_mount(self) -> None:
-        t = self.query_one(DataTable)
-        t.add_columns("Keys", "Action", "Binding id")
-        for keys, desc, bid in self.rows:
-            t.add_row(Text(keys, style="bold"), Text(desc), Text(bid, style="dim"))
-        t.focus()
+        self.query_one(KeyTable).focus()
+        self._fill(self.app.size.width, self.app.size.height)
+
+    def on_resize(self, event) -> None:
+        self._fill(event.size.width, event.size.height)
+
+    def _fill(self, width: int, height: int) -> None:
+        """One (keys, action, binding id) column triple, or two side by side when they fit: read down the
+        left one, then down the right one."""
+        need = sum(max((len(r[i]) for r in self.rows), default=0) for i in range(3)) + 6  # (a cell's padding: 1 + 1)
+        pairs = 2 if width - 4 - 2 >= 2 * need else 1  # (the box's border and padding, the scrollbar)
+        t = self.query_one(KeyTable)
+        half = (len(self.rows) + pairs - 1) // pairs
+        # As tall as its rows, within the screen (less the box's border, the title and the hint's lines):
+        # the box is no taller than what it shows, and what does not fit scrolls.
+        inner = max(10, width - 4)
+        room = height - 2 - 2 - -(-len(self.HINT) // inner)
+        t.styles.height = max(3, min(half + 1, room))
+        if pairs == self.pairs:
+            return
+        self.pairs = pairs
+        t.clear(columns=True)
+        t.add_columns(*(["Keys", "Action", "Binding id"] * pairs))
+        for i in range(half):
+            cells: list[Text] = []
+            for col in range(pairs):
+                k = i + col * half
+                keys, desc, bid = self.rows[k] if k < len(self.rows) else ("", "", "")
+                cells += [Text(keys, style="bold"), Text(desc), Text(bid, style="dim")]
+            t.add_row(*cells)
