@@ -101,3 +101,77 @@ async def test_help_in_tuidbg_view(tmp_path, size):
         await pilot.press("escape")
         await until(pilot, lambda: "view.quit" not in "\n".join(screen_rows(app)), 10, "the help to close")
         assert app.is_running
+
+
+def _palette_rows(app) -> list[str]:
+    """The command palette's rows on the screen (below its search line)."""
+    rows = screen_rows(app)
+    top = next(i for i, r in enumerate(rows) if "🔎" in r)
+    return [r.strip() for r in rows[top + 1:] if r.strip() and not set(r.strip()) <= set("▁▔")]
+
+
+async def _palette(pilot, text: str) -> list[str]:
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: any("🔎" in r for r in screen_rows(app)), 10, "the palette")
+    if text:
+        await pilot.press(*text)
+    await pilot.pause(0.4)  # (the palette gathers its hits in a worker, in batches)
+    return _palette_rows(app)
+
+
+def test_every_binding_of_the_debuggers_screen_is_a_palette_command():
+    """Each binding id of the default keymap is a command, but the dialogs' and tuidbg view's own."""
+    from textual.app import App
+
+    from tuidbg import config as tconfig
+    from tuidbg.ui import palette
+
+    class Stand(App):  # (what palette.commands reads of the app)
+        keymap_info = tconfig.load_keymap("vim")
+        settings = tconfig.Settings()
+
+    got = {c.bid: c for c in palette.binding_commands(Stand())}
+    ids = {bid for bid in tconfig.shipped_default_keys()
+           if bid.split(".")[0] not in ("help", "quit", "prompt", "open", "value", "gdbexit", "gdbhung")
+           and bid not in ("view.quit", "view.next", "view.previous", "view.help")}
+    assert set(got) == ids - {"app.command_palette"}, ids ^ set(got)
+    assert got["exec.continue"].keys == "c" and got["frame.up"].keys == "K"  # (the active keymap's keys)
+    assert got["variables.show_value"].where == "Locals"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_palette_finds_every_action_with_its_key_and_runs_it(threads_prog, size):
+    from tuidbg.engine.state import ProcessState
+
+    app = make_app(program=str(threads_prog), ex=["break main"])
+    async with app.run_test(size=size) as pilot:
+        await until_stopped(pilot)
+        rows = await _palette(pilot, "")
+        assert rows[0].startswith("Continue") and rows[0].endswith("c, f5"), rows
+        await pilot.press("escape")
+        rows = await _palette(pilot, "break")
+        want = {("Breakpoint", "b, f9"), ("Breakpoint condition", "B"), ("Breakpoints", "7")}
+        shown = {(r.rsplit("  ", 1)[0].strip(), r.rsplit("  ", 1)[1].strip()) for r in rows if "  " in r}
+        assert want <= shown, rows
+        assert any(r.startswith("Breakpoint at a location") for r in rows), rows
+        # a breakpoint at a typed location
+        await pilot.press("escape")
+        await _palette(pilot, "Breakpoint at a loc")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Breakpoint at" in "\n".join(screen_rows(app)), 10, "the location prompt")
+        await pilot.press(*"middle", "enter")
+        await until(pilot, lambda: any(b.func == "middle" or "middle" in (b.original_location or "")
+                                       for b in app.state.breakpoints), 10, "the breakpoint at middle")
+        # an action: continue, from the palette, runs to it
+        gen = app.state.generation
+        await _palette(pilot, "continue")
+        await pilot.press("enter")
+        await until_stopped(pilot, generation=gen)
+        assert app.state.frames[0].func == "middle"
+        assert "in middle" in screen_rows(app)[-2]  # (the status line)
+        # another keymap: the footer shows its keys
+        await _palette(pilot, "keymap: vscode")
+        await pilot.press("enter")
+        await until(pilot, lambda: "f5 Continue" in screen_rows(app)[-1], 10, "the vscode keys in the footer")
+        assert app.state.process is ProcessState.STOPPED

@@ -112,9 +112,9 @@ async def test_disassembly_stepi_registers_memory(prog):
         await press_and_stop(pilot, "c")
         assert int(app.state.frames[0].addr, 16) == target and app.state.stop.reason == "breakpoint-hit"
 
-        # the command palette has them too
+        # the command palette has them too (every binding is a command there: ui.palette)
         names = {c.title for c in app.get_system_commands(app.screen)}
-        assert {"Disassembly", "Registers", "Memory", "Step instruction", "Next instruction"} <= names
+        assert {"Disassembly / source", "Registers", "Memory", "Step instruction", "Next instruction"} <= names
         # help lists the new keys
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), 5, "help")

@@ -25,6 +25,7 @@ Handlers of pane messages in the mixins are named by Textual's convention (``on_
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -47,7 +48,7 @@ from tuidbg.engine.errors import EngineError, StartupError
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.session import DebugSession
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.ui import bindings, profile_commands, remembered
+from tuidbg.ui import bindings, remembered
 from tuidbg.ui.app_console import ConsolePart, group_console
 from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
@@ -120,6 +121,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = {lambda: importlib.import_module("tuidbg.ui.palette").DebuggerCommands}  # (loaded as the palette opens)
 
     def __init__(
         self,
@@ -219,9 +221,11 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         yield Footer()
 
     def get_system_commands(self, screen):
-        yield from super().get_system_commands(screen)
-        for title, help_text, callback in profile_commands.commands(self):
-            yield SystemCommand(title, help_text, callback)
+        """The command palette's commands (``ui.palette``, which the palette itself reads, with their keys)."""
+        from tuidbg.ui import palette
+
+        for cmd in palette.commands(self):
+            yield SystemCommand(cmd.title, cmd.help or cmd.keys, cmd.run)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)

@@ -81,7 +81,7 @@ class ConsolePart:
             if not arg:
                 log_w.write_lines(["themes: " + ", ".join(sorted(self.available_themes))], style="note")
             else:
-                self._apply_theme(arg)
+                self.use_theme(arg)
         elif word == "keymap":
             try:
                 km = tconfig.load_keymap(arg or None, self.settings.keys)
@@ -104,6 +104,10 @@ class ConsolePart:
             )
         else:
             log_w.write_lines([f"unknown tuidbg command :{word} (:help lists them)"], style="error")
+
+    def use_theme(self, name: str) -> None:
+        """A theme by name (tuidbg's, the user's, or a .toml file); one that cannot be used says why."""
+        self._apply_theme(name)
 
     def use_keymap(self, km: tconfig.Keymap) -> None:
         """Take a keymap: its keys in force, and a key it gives two actions at once named (once, here;

@@ -15,7 +15,6 @@ import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
-from textual.app import SystemCommand
 from textual.widgets import TabbedContent
 
 from tuidbg.engine import machine, native
@@ -32,15 +31,6 @@ if TYPE_CHECKING:
 
 SETTLE = 0.06  # seconds a frame stays selected before the disassembly follows it
 _POINTER = re.compile(r"^\s*(?:\([^)]*\)\s*)?(0x[0-9a-fA-F]+)")
-
-# name, help, action (the palette lists these with the app's own commands)
-COMMANDS = [
-    ("Disassembly", "Show instructions around the pc in the source area (a)", "toggle_disassembly"),
-    ("Registers", "Registers of the selected frame, changed ones highlighted", "pane('registers')"),
-    ("Memory", "Hex and ASCII memory at an address or expression", "pane('memory')"),
-    ("Step instruction", "One machine instruction, into calls (stepi)", "exec('stepi')"),
-    ("Next instruction", "One machine instruction, over calls (nexti)", "exec('nexti')"),
-]
 
 
 class NativeActions:
@@ -269,11 +259,6 @@ class NativeActions:
             self._run(path_then_open, "memory")
         else:
             self.notify("this value has no address to show", markup=False)
-
-    def get_system_commands(self: Any, screen):
-        yield from super().get_system_commands(screen)  # type: ignore[misc]
-        for name, help_text, action in COMMANDS:
-            yield SystemCommand(name, help_text, lambda a=action: self.call_later(self.run_action, a))
 
 
 def _addr(text: str | None) -> int | None:
