@@ -28,7 +28,8 @@ DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
 _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile", "--children"}
-_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--gdb-demangles", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh"}
+_FLAG_OPTS = {"--cuda", "--nx", "--debuginfod", "--gdb-demangles", "--no-agent", "--break-on-failure", "--break-on-exception", "--fresh",
+              "--stop-at-entry", "--no-stop-at-entry"}
 
 
 class UIOptions:
@@ -149,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop on uncaught Python exceptions")
     run.add_argument("--break-on-failure", action="store_true",
                      help="under pytest: stop at a failing test with its frames")
+    entry = run.add_mutually_exclusive_group()
+    entry.add_argument("--stop-at-entry", dest="stop_at_entry", action="store_true",
+                       help="stop at the program's entry (main; a Python program's first line) even with breakpoints set "
+                       "(by default it stops there only when no breakpoint or exception stop is set)")
+    entry.add_argument("--no-stop-at-entry", dest="stop_at_entry", action="store_false",
+                       help="do not stop at the entry: run to the first breakpoint (or the end)")
+    run.set_defaults(stop_at_entry=None)
     run.add_argument("--children", choices=("python", "all", "none"), default="python",
                      help="which child processes stay under the debugger: python (default: children that run "
                      "Python, such as multiprocessing and DataLoader workers, and forks of the program), all, or none")
@@ -371,6 +379,9 @@ def run_config(args):
     cfg.break_on_exception = bool(args.break_on_exception)
     cfg.break_on_failure = bool(args.break_on_failure)
     cfg.children = getattr(args, "children", None) or "python"
+    cfg.stop_at_entry = getattr(args, "stop_at_entry", None)  # (None: when nothing else stops it, engine.entry)
+    if cfg.stop_at_entry and cfg.python_target and not cfg.agent:
+        raise UsageError("--stop-at-entry on a Python program needs the agent (no --no-agent): it stops at the first line")
     if (cfg.break_on_exception or cfg.break_on_failure) and not cfg.agent:
         raise UsageError("--break-on-exception and --break-on-failure need a Python program and the agent (no --no-agent)")
     _remember(cfg, args)

@@ -15,6 +15,8 @@ is the project's). Each ``[profiles.NAME]`` table says how to start one program:
     agent = true                          # false: --no-agent
     break_on_exception = false
     break_on_failure = false
+    stop_at_entry = true                  # stop at main (a script's first line) even with breakpoints set;
+                                          # false: never (by default: only when no breakpoint is set)
 
 Relative paths (cwd, script, program with a ``/``, python with a ``/``, a breakpoint's file) are
 relative to the folder of ``.tuidbg.toml``. A breakpoint is what gdb's ``break`` takes (``FILE:LINE``,
@@ -45,7 +47,7 @@ _STR, _LIST, _BOOL, _TABLE = "a string", "a list of strings", "true or false", "
 KEYS = {
     "program": _STR, "script": _STR, "module": _STR, "args": _LIST, "env": _TABLE, "cwd": _STR,
     "python": _STR, "gdb": _STR, "cuda": _BOOL, "ex": _LIST, "breakpoints": _LIST, "agent": _BOOL,
-    "break_on_exception": _BOOL, "break_on_failure": _BOOL,
+    "break_on_exception": _BOOL, "break_on_failure": _BOOL, "stop_at_entry": _BOOL,
 }
 NOT_YET = {"children": "not supported yet (tuidbg debugs the process it starts, not its children)"}
 
@@ -201,6 +203,8 @@ def apply(prof: Profile, args) -> dict[str, str]:
         args.no_agent = True
     args.break_on_exception = args.break_on_exception or bool(prof.get("break_on_exception"))
     args.break_on_failure = args.break_on_failure or bool(prof.get("break_on_failure"))
+    if getattr(args, "stop_at_entry", None) is None and "stop_at_entry" in prof.data:
+        args.stop_at_entry = prof.get("stop_at_entry")
     if not args.target and args.module is None:
         pargs = list(prof.get("args", []))
         if "module" in prof.data:

@@ -136,6 +136,7 @@ async def test_the_command_palette_lists_profiles_and_restarts_with_one(tmp_path
         [profiles.plain]
         script = "t.py"
         python = "{PYTHON}"
+        stop_at_entry = false
 
         [profiles.stopping]
         script = "t.py"

@@ -31,7 +31,8 @@ def test_run_stop_next_quit_at_80x24(tmux, threads_prog):
 
 def test_program_escape_sequences_do_not_reach_the_terminal(tmux, threads_prog):
     before_title = None
-    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--", str(threads_prog), "escapes"], width=120, height=30)
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--no-stop-at-entry", "--", str(threads_prog), "escapes"],
+               width=120, height=30)
     tmux.wait_for("exited normally")
     before_title = tmux.title()
     tmux.keys("9")

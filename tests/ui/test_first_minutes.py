@@ -175,3 +175,37 @@ async def test_the_palette_finds_every_action_with_its_key_and_runs_it(threads_p
         await pilot.press("enter")
         await until(pilot, lambda: "f5 Continue" in screen_rows(app)[-1], 10, "the vscode keys in the footer")
         assert app.state.process is ProcessState.STOPPED
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_program_without_breakpoints_shows_main_and_says_so(threads_prog, size):
+    app = make_app(program=str(threads_prog), stop_at_entry=None)  # (what tuidbg run -- ./threads asks)
+    async with app.run_test(size=size) as pilot:
+        await until_stopped(pilot)
+        rows = screen_rows(app)
+        status = next(r for r in rows if "■ stopped" in r)
+        assert "stopped: at entry (main)  in main at threads.c:" in status, status
+        pc = next(r for r in rows if "▶" in r and "argc > 1" in r)  # (the source pane's pc line: main's first)
+        assert pc
+        await pilot.press("8")  # (the console: at 80x24 its tab group is not the one shown)
+        await until(pilot, lambda: any("Stopped at entry (main): no breakpoint is set" in r for r in screen_rows(app)),
+                    10, "the console's note")
+
+
+@pytest.mark.skipif(not __import__("helpers").DEBIAN_PY311.exists(), reason="needs Debian's /usr/bin/python3.11")
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_python_script_without_breakpoints_shows_its_first_line(tmp_path, size):
+    from helpers import DEBIAN_PY311
+
+    script = tmp_path / "first.py"
+    script.write_text('import os\nx = len(os.sep)\nprint("done", x)\n')
+    app = make_app(program=str(DEBIAN_PY311), args=[str(script)], python_target=True, agent=True, stop_at_entry=None)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.state.python.stop is not None, 60, "the entry stop")
+        await until_stopped(pilot)
+        await until(pilot, lambda: any("at entry (the program's first line)" in r for r in screen_rows(app)), 10,
+                    "the status line")
+        rows = screen_rows(app)
+        status = next(r for r in rows if "■ stopped" in r)
+        assert "in <module> at first.py:1" in status, status
+        assert any("import os" in r and "1" in r.split("import os")[0] for r in rows)

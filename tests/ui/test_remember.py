@@ -195,7 +195,8 @@ async def test_an_unreadable_state_file_is_one_line_then_a_clean_start(tmp_path,
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
 def test_the_next_tuidbg_run_of_the_same_program_stops_at_the_remembered_breakpoint(threads_prog, tmp_path):
     """Through the real command line in a real terminal: run 1 sets a breakpoint with -ex and quits;
-    run 2, without it, stops there; run 3 with --fresh runs to the end (threads.c exits with code 7)."""
+    run 2, without it, stops there (a remembered breakpoint is a breakpoint set: no stop at entry); run 3
+    with --fresh has none, and stops at main, saying so (tuidbg.engine.entry)."""
     import sys
 
     def run(*opts: str, expect: str) -> str:
@@ -217,7 +218,8 @@ def test_the_next_tuidbg_run_of_the_same_program_stops_at_the_remembered_breakpo
     assert len(files) == 1 and files[0].endswith(".json")
     screen = run(expect="stopped: breakpoint")
     assert "middle" in screen
-    run("--fresh", expect="program exited")
+    screen = run("--fresh", expect="stopped: at entry (main)")
+    assert "in main at threads.c" in screen
 
 
 @requires_gdb

@@ -76,7 +76,7 @@ def _value_text(value, limit):
 
 class Step(object):
     __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding",
-                 "leaving")
+                 "leaving", "entry")
 
     def __init__(self, mode, thread, frame, token):
         self.mode = mode
@@ -88,6 +88,7 @@ class Step(object):
         self.unwinding = False  # settrace: an exception is leaving the frame
         self.codes = set()  # code objects the backend instrumented for this step
         self.leaving = mode == P.M_OUT  # step out: no stop in ``frame`` itself, only once it returned
+        self.entry = False  # the stop at entry: the first line of the __main__ module
 
 
 class Agent(object):
@@ -107,6 +108,7 @@ class Agent(object):
         self._cwd = os.getcwd()
         self.bpt = Breakpoints(self._cwd, self._verified_late)
         self.opts = {"uncaught": False, "raise": (), "failure": False}
+        self._entry = False  # stop at the first line of the __main__ module (the "entry" request)
         self.step = None
         self.stop_frames = []
         self._busy = {}
@@ -296,6 +298,9 @@ class Agent(object):
                     resume = {"op": "resume", "mode": P.M_CONTINUE}
                 elif kind == "ping":
                     replies.append({"op": kind, "ok": True})
+                elif kind == "entry":
+                    self.arm_entry()
+                    replies.append({"op": kind, "ok": True})
                 else:
                     replies.append({"op": kind, "error": "unknown request %r" % kind})
             except Exception as exc:  # a request must never take the program down
@@ -324,6 +329,36 @@ class Agent(object):
             opts["raise"] = tuple(str(x) for x in (op["raise"] or ()))
         self.opts = opts
         self._refresh()
+
+    # -- the stop at entry -------------------------------------------------------------------------
+
+    def arm_entry(self):
+        """Stop at the first line of the ``__main__`` module: the script's, or the ``-m`` module's (which
+        runpy executes). Its code object is handed to the ``exec`` audit hook just before it runs (the
+        interpreter raises the event for the main script too), and ``__main__.__file__`` is its file by
+        then; a step into, armed there on that thread, stops at its first line."""
+        self._entry = True
+        if not _entry_hook:
+            from ._auditexec import install
+
+            _entry_hook.append(install(_on_exec_entry))
+
+    def on_exec(self, code):
+        """``code`` is about to run (the ``exec`` audit event): the ``__main__`` module's, for a stop at entry?"""
+        if not self._entry or not self.enabled or getattr(code, "co_name", None) != "<module>":
+            return
+        main = sys.modules.get("__main__")
+        path = getattr(main, "__file__", None)
+        if not isinstance(path, str) or canon(path, self._cwd) != canon(code.co_filename, self._cwd):
+            return
+        self._entry = False
+        step = Step(P.M_INTO, _thread.get_ident(), None, P.ENTRY_TOKEN)
+        step.entry = True
+        self.mb.ctl_token.value = step.token
+        self.mb.ctl_flags.value = 0
+        self.step = step
+        self.backend.start_step(step, [])
+        _debug("stop at entry armed for %s" % code.co_filename)
 
     def _frame_arg(self, op, stopped):
         if not stopped:
@@ -624,7 +659,7 @@ class Agent(object):
         if extra:
             ex.update(extra)
         self.mb.ctl_flags.value = 0
-        return self.stop(P.R_STEP, frame, ex)
+        return self.stop(P.R_ENTRY if self.step is not None and self.step.entry else P.R_STEP, frame, ex)
 
     def step_returned(self, st, frame, unwinding=False):
         """``frame`` (the step's frame) returns or unwinds: go on in the caller.
@@ -701,6 +736,14 @@ def start(sock_path, token, how):
 
 
 _fork_hook = []
+_entry_hook = []  # the exec audit hook of the stop at entry, once per process (a hook cannot be taken out)
+
+
+def _on_exec_entry(args):
+    a = _registry.current()
+    if a is not None and args:
+        a.on_exec(args[0])
+
 
 
 def _at_fork_once():

@@ -65,12 +65,16 @@ STOP_REPLY = 2  # the answer to requests made while stopped (evaluation, breakpo
 # Stop reasons (the "reason" of the out area's JSON).
 R_BREAKPOINT = "breakpoint"
 R_STEP = "step"
+R_ENTRY = "entry"  # the first line of the __main__ module (the "entry" request: tuidbg run's stop at entry)
 R_SET_TRACE = "set_trace"
 R_EXCEPTION = "exception"  # a raised exception matching a filter
 R_UNCAUGHT = "uncaught"  # an exception nobody caught (sys.excepthook / threading.excepthook)
 R_FAILURE = "failure"  # a failing pytest test (--break-on-failure)
 R_NATIVE_CALL = "native_call"  # "step into native": the C function about to be called
 R_REPLY = "reply"
+
+# The Python step the agent arms itself for the stop at entry (the front end's steps count from 1).
+ENTRY_TOKEN = 1 << 48
 
 # Resume modes.
 M_CONTINUE = "continue"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from tuidbg.engine.children import ChildProcesses
 from tuidbg.engine.cuda import CudaExtension
 from tuidbg.engine.cxxthrow import CxxThrows
+from tuidbg.engine.entry import EntryStop
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.pyagent import PyAgent
 from tuidbg.engine.pystack import PystackExtension
@@ -22,7 +23,8 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
     tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, with the stops at
     PyTorch's C++ throws that go with its exception stops, and the
-    remembered breakpoints when there is a file for them; the program's children when it keeps them."""
+    remembered breakpoints when there is a file for them; the program's children when it keeps them; the stop at
+    the program's entry."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension()]
     if config.agent:
         agent = PyAgent(config)
@@ -35,7 +37,9 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
         # run, which the request goes on from itself)
         exts.append(ChildProcesses(config))
     if config.remember:
-        exts.append(RememberExtension(config))  # (last: it puts Python breakpoints into the agent)
+        exts.append(RememberExtension(config))  # (it puts Python breakpoints into the agent)
+    if config.mode == "run":
+        exts.append(EntryStop(config))  # (last: it counts the breakpoints the others set)
     return exts
 
 

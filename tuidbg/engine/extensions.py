@@ -9,7 +9,7 @@ Python agent, CUDA): ``Extension``, whose hooks the session calls in this order:
   (run again when the user selects another thread), ``stop_hooks`` (pure, applied to the
   state of each stop), state listeners.
 - ``on_launch(session)``: the program was started, attached to, or the core opened.
-- ``before_run(session)``: the program is about to start again (``run``).
+- ``before_run(session)``: the program is about to start (``run``), the first time or again.
 - ``claims_console(text)`` / ``handle_console(text)``: console commands the extension runs
   itself (the agent's ``pybreak``); the others go to gdb.
 - ``restore_bytes()`` and ``abandon()``: gdb is hung or gone and the session leaves the program

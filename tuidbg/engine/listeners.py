@@ -96,6 +96,10 @@ class Listeners:
         from before it. A listener of the engine's own (``replay=False``) gets them from now on."""
         self._console.listen(cb, replay)
 
+    def note(self, text: str) -> None:
+        """One line of tuidbg's own for the console (a note, told apart from gdb's output)."""
+        self._emit_console(mi.MIRecord(mi.TEXT, payload=text))
+
     def _emit_output(self, data: bytes) -> None:
         self._output.emit(data)
 

@@ -294,6 +294,9 @@ class StopInfo:
             return "shared library event"
         if r == "no-history":
             return "no more history"
+        if r == "entry":
+            # (tuidbg's own reason: the temporary breakpoint on main of the stop at entry, engine.entry)
+            return "at entry (main)"
         if r == "core file" and self.signal_name:
             # (tuidbg's own reason for the state a core file holds)
             return f"core file: the program got {self.signal_name}" + (f" ({self.signal_meaning})" if self.signal_meaning else "")

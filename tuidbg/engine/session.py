@@ -276,6 +276,8 @@ class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, Dat
         await self.load()
         if cfg.mode == "run":
             await self.plain_vector_registers(cfg.program)
+            for ext in self.extensions:  # (the stop at entry: engine.entry)
+                await ext.before_run(self)
             try:
                 await self.cmd("-exec-run", timeout=START_TIMEOUT)
             except MIError as exc:

@@ -39,6 +39,9 @@ class SessionConfig:
     children: str = "none"  # which of the program's children stay under gdb: "python", "all" or "none"
     remote: str | None = None  # attach through gdbserver --multi at HOST:PORT (tuidbg.engine.remote)
     more_pids: list[int] = field(default_factory=list)  # attach: the other processes of the session
+    # run: stop at the program's entry (main; a Python program's first line): True, False, or None for
+    # "when nothing else would stop it" (no breakpoint: tuidbg.engine.entry); the command line's default
+    stop_at_entry: bool | None = False
 
     def describe(self) -> str:
         if self.mode == "attach":

@@ -91,6 +91,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._shared = False  # the session's directory is shared with another user's process
         self._stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
         self._conns: set[asyncio.StreamWriter] = set()  # every connection to the agent's socket
+        self._entry_wanted = False  # the program's next agent stops at its first line (stop_at_entry)
 
     # -- extension hooks ---------------------------------------------------------------------
 
@@ -189,6 +190,11 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         return self._bps[bp.id]
 
     # -- public: options ------------------------------------------------------------------------
+
+    def stop_at_entry(self) -> None:
+        """The program about to start stops at the first line of its ``__main__`` module (the agent's
+        ``entry``; tuidbg.engine.entry): asked of its own process's agent as it says hello."""
+        self._entry_wanted = True
 
     async def set_exception_breaks(self, uncaught: bool | None = None, raised: Sequence[str] | None = None) -> None:
         """Stop on uncaught exceptions, and/or on raised ones whose class (or a base) has one of these names."""

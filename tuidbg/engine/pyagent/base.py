@@ -95,6 +95,7 @@ class AgentBase(Extension):
     _requests: dict[int, asyncio.Future]
     _req_ids: Iterator[int]
     _tokens: Iterator[int]
+    _entry_wanted: bool  # the program's next agent stops at its first line (engine.entry)
     _notes: Channel[str]
     _sched_lock: str | None
     _sched_lockable: bool | None

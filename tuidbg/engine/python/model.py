@@ -235,7 +235,7 @@ class ExceptionInfo:
 class AgentStop:
     """The Python side of a stop made by the agent (its stop function), read from its mailbox."""
 
-    reason: str  # protocol.R_*: breakpoint, step, set_trace, exception, uncaught, failure, native_call
+    reason: str  # protocol.R_*: breakpoint, step, entry, set_trace, exception, uncaught, failure, native_call
     seq: int
     thread_id: str | None  # gdb thread id of the thread that stopped
     native_id: int | None  # its LWP
@@ -266,6 +266,8 @@ class AgentStop:
             text = f"Python breakpoint {self.bp_id} at {where}"
         elif r == P.R_STEP:
             text = f"step finished at {where}"
+        elif r == P.R_ENTRY:
+            text = "at entry (the program's first line)"
         elif r == P.R_SET_TRACE:
             text = f"tuidbg.set_trace() at {where}"
         elif r in (P.R_EXCEPTION, P.R_UNCAUGHT, P.R_FAILURE):
