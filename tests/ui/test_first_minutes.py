@@ -209,3 +209,55 @@ async def test_a_python_script_without_breakpoints_shows_its_first_line(tmp_path
         status = next(r for r in rows if "■ stopped" in r)
         assert "in <module> at first.py:1" in status, status
         assert any("import os" in r and "1" in r.split("import os")[0] for r in rows)
+
+
+def _picker_rows(app) -> list[str]:
+    rows = screen_rows(app)
+    top = next(i for i, r in enumerate(rows) if "Open a file" in r)
+    body = [r.strip().strip("│").strip() for r in rows[top + 1:]]
+    out = []
+    for r in body:
+        if r.startswith("╰"):
+            break
+        r = r.strip("▊▎ ")
+        if r and not set(r) <= set("▁▔") and "/path/to/file" not in r:
+            out.append(r)
+    return out
+
+
+async def _open_picker(pilot, text: str = "") -> list[str]:
+    app = pilot.app
+    await pilot.press("ctrl+o")
+    await until(pilot, lambda: any("files (" in r for r in screen_rows(app)), 30, "the file picker")
+    if text:
+        await pilot.press(*text)
+    await pilot.pause(0.2)
+    return _picker_rows(app)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_file_picker_lists_the_programs_files_first_and_says_where_each_is_from(tmp_path, size):
+    from helpers import compile_c
+
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "build").mkdir()
+    (proj / "tools").mkdir()
+    (proj / "src" / "app.c").write_text('#include <stdio.h>\nint main(void) {\n    puts("app");\n    return 0;\n}\n')
+    (proj / "tools" / "gen.py").write_text("print('generating')\n")
+    exe = compile_c(proj / "src" / "app.c", proj / "build" / "app")
+    app = make_app(program=str(exe), ex=["break main"], cwd=str(proj))
+    async with app.run_test(size=size) as pilot:
+        await until_stopped(pilot)
+        rows = await _open_picker(pilot)
+        assert rows[0].startswith("src/app.c") and rows[0].endswith("program"), rows
+        assert any(r.startswith("tools/gen.py") and r.endswith("cwd") for r in rows), rows
+        labels = [r.rsplit(" ", 1)[-1] for r in rows if r.startswith(("src/", "tools/", "/", "."))]
+        assert labels.index("cwd") > labels.index("program") and "system" not in labels[:labels.index("cwd")], rows
+        hint = next(r for r in screen_rows(app) if "files (" in r)
+        assert "program" in hint and "system" in hint, hint  # (how many of each)
+        await pilot.press("escape")
+        rows = await _open_picker(pilot, "stdio.h")
+        assert any(r.startswith("/usr/include/stdio.h") and r.endswith("system") for r in rows), rows
+        await pilot.press("enter")
+        await until(pilot, lambda: app.query_one("#source-title").render().plain.endswith("stdio.h"), 10, "stdio.h")

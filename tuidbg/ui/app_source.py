@@ -340,16 +340,28 @@ class SourcePart:
 
     def action_open_file(self) -> None:
         async def known_files() -> None:
-            files: list[str] = []
+            from tuidbg.ui import filerank
+
+            files: list[tuple[str, str | None]] = []  # (source file, the objfile naming it)
             try:
-                res = await self.session.cmd("-file-list-exec-source-files", timeout=20, check=False)
+                res = await self.session.cmd("-file-list-exec-source-files --group-by-objfile", timeout=20, check=False)
+                if res.cls != "done":  # (a gdb before 10: one list)
+                    res = await self.session.cmd("-file-list-exec-source-files", timeout=20, check=False)
                 for f in mi.as_list(res.get("files")):
-                    if isinstance(f, dict) and f.get("fullname"):
-                        files.append(str(f["fullname"]))
+                    if isinstance(f, dict) and isinstance(f.get("sources"), list):
+                        objfile = str(f.get("filename") or "") or None
+                        files += [(str(x["fullname"]), objfile) for x in f["sources"] if isinstance(x, dict) and x.get("fullname")]
+                    elif isinstance(f, dict) and f.get("fullname"):
+                        files.append((str(f["fullname"]), None))
             except EngineError:
                 pass
-            start = os.path.dirname(self.query_one(SourceView).path or "") 
-            self.push_screen(OpenFileScreen(files, start + "/" if start else ""), self._opened)
+            cfg = self.session.config
+            script = cfg.args[0] if cfg.python_target and cfg.args and cfg.args[0] != "-m" else None
+            places = filerank.Places.of(cfg.program, cfg.cwd or os.getcwd(), script, python=cfg.python_target)
+            stack = self.state.python.stack
+            shown = [f.file for t in (stack.threads if stack else ()) for f in t.frames if f.file.startswith("/")]
+            cands = await asyncio.to_thread(filerank.candidates, files, places, shown)  # (it reads the disk)
+            self.push_screen(OpenFileScreen(cands), self._opened)  # (empty: the program's own files on top)
 
         self.run_worker(known_files(), group="open", exit_on_error=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional  # (a subscript evaluated at run time: 3.9 has no X | None)
 
 from rich.text import Text
@@ -100,7 +101,8 @@ class PromptScreen(ModalScreen[Optional[str]]):
 
 
 class OpenFileScreen(ModalScreen[Optional[str]]):
-    """Type a path, or pick one of the source files gdb knows about (filtered as you type)."""
+    """Type a path, or pick one of the program's files (filtered as you type): its own first, each with
+    where it comes from (``ui.filerank``)."""
 
     DEFAULT_CSS = modal_css("OpenFileScreen", """
     OpenFileScreen OptionList { height: 12; }
@@ -110,29 +112,48 @@ class OpenFileScreen(ModalScreen[Optional[str]]):
         Binding("down", "to_list", "Files", show=False),
     ]
 
-    def __init__(self, known: list[str], start: str = "") -> None:
+    def __init__(self, known: list, start: str = "") -> None:
+        """``known``: ``filerank.Candidate``s in their order (or plain paths, each its own origin unknown)."""
         super().__init__()
-        self.known = sorted(set(known))
+        from tuidbg.ui import filerank
+
+        self.cands = [c if isinstance(c, filerank.Candidate) else filerank.Candidate(c, c, "", True) for c in known]
+        self.known = [c.path for c in self.cands]
         self.start = start
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Content("Open a file (a path, or pick a source file of the program)"), classes="title")
+            yield Label(Content("Open a file (a path, or pick one of the program's files)"), classes="title")
             yield Input(value=self.start, placeholder="/path/to/file.cpp", id="open-input")
             yield OptionList(id="open-list")
-            yield Static(Content(f"{len(self.known)} source files known to gdb; Enter opens, Esc cancels"), classes="hint")
+            yield Static(Content(self._summary()), classes="hint")
+
+    def _summary(self) -> str:
+        counts: dict[str, int] = {}
+        for c in self.cands:
+            counts[c.origin] = counts.get(c.origin, 0) + 1
+        parts = [f"{n:,} {where or 'known'}" for where, n in counts.items()]
+        return f"{len(self.cands):,} files ({', '.join(parts)}); Enter opens, Esc cancels" if parts else \
+            "no source files known; type a path. Enter opens, Esc cancels"
 
     def on_mount(self) -> None:
         self._filter(self.start)
         self.query_one(Input).focus()
 
+    def _width(self) -> int:
+        """The options' width: the box's (80% of the screen, at most 110) less its border, padding, the
+        list's scrollbar and an option's padding."""
+        return max(20, min(110, int(self.app.size.width * 0.8)) - 2 - 2 - 2 - 2 - 2)
+
     def _filter(self, text: str) -> None:
+        from tuidbg.ui import filerank
+
         ol = self.query_one(OptionList)
         ol.clear_options()
-        low = text.lower()
-        hits = [p for p in self.known if low in p.lower()][:500]
-        ol.add_options([Option(Content(visible(p)), id=str(i)) for i, p in enumerate(hits)])
-        self._hits = hits
+        hits = filerank.matching(self.cands, text.strip())
+        width = self._width()
+        ol.add_options([Option(_file_row(c, width), id=str(i)) for i, c in enumerate(hits)])
+        self._hits = [c.path for c in hits]
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._filter(event.value)
@@ -140,8 +161,11 @@ class OpenFileScreen(ModalScreen[Optional[str]]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         value = event.value.strip()
-        if not value and self._hits:
-            value = self._hits[0]
+        path, _, line = value.rpartition(":")
+        if not (line.isdigit() and path):
+            path = value
+        if self._hits and (not value or not os.path.isfile(os.path.expanduser(path))):
+            value = self._hits[0]  # (what was typed names no file: the first one that matches it)
         self.dismiss(value or None)
 
     def action_to_list(self) -> None:
@@ -150,6 +174,19 @@ class OpenFileScreen(ModalScreen[Optional[str]]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(self._hits[event.option_index])
+
+
+def _file_row(c, width: int) -> Content:
+    """A file's row: its path (dim where this machine does not have it), where it comes from at the right."""
+    label = c.origin if c.exists or not c.origin else f"{c.origin}, not on this machine"
+    path = visible(c.shown)
+    room = width - len(label) - 2
+    if len(path) > room > 10:
+        path = "…" + path[-(room - 1):]
+    left = Content.styled(path, "" if c.exists else "dim")
+    if not label:
+        return left
+    return Content.assemble(left, " " * max(2, width - left.cell_length - len(label)), (label, "dim italic"))
 
 
 class ValueScreen(ModalScreen[None]):
