@@ -25,6 +25,11 @@ EXIT_USAGE = 2
 # out: building the parser must not import shtab; tuidbg.completion makes the script).
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/"}
+# ... and shell functions of tuidbg's own (tuidbg.completion.PREAMBLE: builtins only, no Python at Tab)
+THEMES = {"bash": "_tuidbg_themes", "zsh": "_tuidbg_themes"}
+KEYMAPS = {"bash": "_tuidbg_keymaps", "zsh": "_tuidbg_keymaps"}
+PROFILES = {"bash": "_tuidbg_profiles", "zsh": "_tuidbg_profiles"}
+PIDS = {"bash": "_tuidbg_pids", "zsh": "_tuidbg_pids"}
 
 # Options every subcommand takes: (flags, argparse kwargs).
 _VALUE_OPTS = {"-ex", "-x", "--gdb", "--theme", "--keymap", "--python", "--cwd", "--config", "--profile", "--children"}
@@ -65,8 +70,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="let gdb demangle C++ names as it reads symbols (slower start with large C++ libraries"
                         " such as libtorch; by default tuidbg demangles the names it shows)")
     u = p.add_argument_group("interface")
-    u.add_argument("--theme", metavar="NAME", help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)")
-    u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)")
+    u.add_argument("--theme", metavar="NAME",
+                   help="colour theme (tuidbg-dark, tuidbg-light, tuidbg-high-contrast, tuidbg-ansi, …)").complete = THEMES
+    u.add_argument("--keymap", metavar="NAME", help="key map: default, vscode or vim (or a .toml file)").complete = KEYMAPS
     u.add_argument("--config", metavar="FILE", help="config file (default $XDG_CONFIG_HOME/tuidbg/config.toml)").complete = FILE
 
 
@@ -141,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fresh(run)
     run.add_argument("--profile", metavar="NAME",
                      help="start as profile NAME of .tuidbg.toml (in this folder or one above) says: program, "
-                     "arguments, environment, gdb, breakpoints; options given here win")
+                     "arguments, environment, gdb, breakpoints; options given here win").complete = PROFILES
     run.add_argument("--python", metavar="PATH", help="Python interpreter for script.py and -m targets").complete = FILE
     run.add_argument("--cwd", metavar="DIR", help="working directory of the program").complete = DIRECTORY
     run.add_argument("--no-agent", action="store_true",
@@ -160,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--children", choices=("python", "all", "none"), default="python",
                      help="which child processes stay under the debugger: python (default: children that run "
                      "Python, such as multiprocessing and DataLoader workers, and forks of the program), all, or none")
+    # (for the help and the shell's completion: split_run_argv takes the program and its arguments off first)
+    run.add_argument("program", nargs="*", metavar="PROGRAM ARGS", help="the program (after --), script.py or -m MODULE, "
+                     "then its arguments").complete = FILE
     run.set_defaults(func=cmd_run)
 
     attach = sub.add_parser(
@@ -171,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(attach)
     _add_fresh(attach)
     attach.add_argument("pid", nargs="*", metavar="PID",
-                        help="process ID; several are debugged together in one session (quitting detaches them all)")
+                        help="process ID; several are debugged together in one session (quitting detaches them all)"
+                        ).complete = PIDS
     attach.add_argument("--children", action="store_true",
                         help="each PID with its descendants: a torchrun launcher's ranks, a DataLoader's workers")
     attach.add_argument("--list", action="store_true", help="print the processes one could attach to, then exit")
@@ -192,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from tuidbg.dump import add_dump_parser, add_view_parser  # tuidbg dump PID... [--json], tuidbg view FILE...
 
-    add_dump_parser(sub)
+    add_dump_parser(sub, complete_pids=PIDS)
     add_view_parser(sub, complete_files=FILE)
     from tuidbg.completion import add_completion_parser  # tuidbg completion bash|zsh
 

@@ -50,7 +50,7 @@ from tuidbg.launch import UsageError
 FRAMES_PER_THREAD = 100000
 
 
-def add_dump_parser(sub):
+def add_dump_parser(sub, complete_pids=None):
     """Register ``dump`` on the CLI's subparsers (an argparse parser, returned)."""
     p = sub.add_parser(
         "dump",
@@ -62,7 +62,9 @@ def add_dump_parser(sub):
         "through gdb instead (attach, read, detach: slower, same output), the whole process at once. The JSON's "
         "reader and fallback say which and why. --merge groups the --json dumps of several nodes into one report.",
     )
-    p.add_argument("pid", metavar="PID", nargs="*", help="process IDs")
+    pids = p.add_argument("pid", metavar="PID", nargs="*", help="process IDs")
+    if complete_pids is not None:
+        pids.complete = complete_pids  # type: ignore[attr-defined]
     p.add_argument("--children", action="store_true",
                    help="also every descendant of each PID (a launcher's ranks, a pool's workers)")
     p.add_argument("--native", action="store_true",

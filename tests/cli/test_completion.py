@@ -26,19 +26,20 @@ def tuidbg(*args: str) -> subprocess.CompletedProcess:
                           timeout=60, stdin=subprocess.DEVNULL)
 
 
-def bash_complete(script: str, words: list[str]) -> list[str]:
-    """What bash's completion of the last word of ``words`` offers, with ``script`` sourced."""
+def bash_complete(script: str, words: list[str], cwd=None, env=None) -> list[str]:
+    """What bash's completion of the last word of ``words`` offers, with ``script`` sourced (in ``cwd``,
+    with only ``env`` in the environment when given)."""
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
     prog = (
         f"source {script}\n"
-        "fn=$(complete -p tuidbg | sed -n 's/.*-F \\([^ ]*\\) .*/\\1/p')\n"
+        "fn=$(complete -p tuidbg); fn=${fn##*-F }; fn=${fn%% *}\n"  # (no sed: the shell may find no program)
         f"COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}\n"
         'COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}\n'
         '"$fn" tuidbg "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"\n'
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
     )
-    res = subprocess.run(["bash", "--norc", "--noprofile", "-c", prog], capture_output=True, text=True, timeout=30,
-                         stdin=subprocess.DEVNULL)
+    res = subprocess.run(["/usr/bin/bash" if env is not None else "bash", "--norc", "--noprofile", "-c", prog],
+                         capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, cwd=cwd, env=env)
     assert res.returncode == 0, res.stderr
     return [w for w in res.stdout.splitlines() if w]
 
@@ -89,6 +90,102 @@ def test_zsh_script(tmp_path):
     assert commands >= {"run", "attach", "core", "dump", "completion"}, out.stdout
     for opt in ("--cwd", "--profile", "--fresh", "-ex"):
         assert opt in out.stdout, out.stdout
+
+
+def _no_programs(tmp_path) -> dict[str, str]:
+    """An environment in which the shell can start no program at all (PATH is an empty folder): what
+    completes there, completes with the shell's builtins (no Python, no tuidbg at Tab)."""
+    empty = tmp_path / "no-programs"
+    empty.mkdir(exist_ok=True)
+    return {"PATH": str(empty), "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+def test_bash_completes_the_program_to_run_and_its_arguments(bash_script, tmp_path):
+    (tmp_path / "aio.py").write_text("")
+    (tmp_path / "data.bin").write_text("")
+    assert bash_complete(bash_script, ["tuidbg", "run", "ai"], cwd=tmp_path) == ["aio.py"]
+    assert bash_complete(bash_script, ["tuidbg", "run", "--nx", "ai"], cwd=tmp_path) == ["aio.py"]
+    assert bash_complete(bash_script, ["tuidbg", "run", "aio.py", "da"], cwd=tmp_path) == ["data.bin"]
+    assert bash_complete(bash_script, ["tuidbg", "run", "--", "ai"], cwd=tmp_path) == ["aio.py"]
+
+
+def test_bash_completes_theme_keymap_and_profile_names_from_where_tuidbg_reads_them(tmp_path):
+    env = _no_programs(tmp_path)
+    (tmp_path / "config" / "tuidbg" / "themes").mkdir(parents=True)
+    (tmp_path / "config" / "tuidbg" / "themes" / "mine.toml").write_text('name = "my-night"\nprimary = "#123456"\n')
+    (tmp_path / "config" / "tuidbg" / "keymaps").mkdir(parents=True)
+    (tmp_path / "config" / "tuidbg" / "keymaps" / "emacsish.toml").write_text('[keys]\n')
+    res = tuidbg("completion", "bash")
+    script = tmp_path / "tuidbg.bash"
+    script.write_text(res.stdout)
+    got = bash_complete(str(script), ["tuidbg", "run", "--theme", ""], env=env)
+    assert set(got) == {"tuidbg-dark", "tuidbg-light", "tuidbg-high-contrast", "tuidbg-ansi", "my-night"}, got
+    assert bash_complete(str(script), ["tuidbg", "attach", "--theme", "tuidbg-l"], env=env) == ["tuidbg-light"]
+    assert set(bash_complete(str(script), ["tuidbg", "run", "--keymap", ""], env=env)) == {"default", "vim", "vscode",
+                                                                                         "emacsish"}
+    assert bash_complete(str(script), ["tuidbg", "core", "--keymap", "vs"], env=env) == ["vscode"]
+    # profiles: the .tuidbg.toml of the folder above
+    (tmp_path / "proj" / "deep").mkdir(parents=True)
+    (tmp_path / "proj" / ".tuidbg.toml").write_text('[profiles.train]\nscript = "t.py"\n\n[profiles."eval-x"]\n'
+                                                     'module = "m"\n[ profiles.native ]\nprogram = "./a"\n')
+    got = bash_complete(str(script), ["tuidbg", "run", "--profile", ""], cwd=tmp_path / "proj" / "deep", env=env)
+    assert got == ["train", "eval-x", "native"], got
+    assert bash_complete(str(script), ["tuidbg", "run", "--profile", "ev"], cwd=tmp_path / "proj", env=env) == ["eval-x"]
+    assert bash_complete(str(script), ["tuidbg", "run", "--profile", ""], cwd=tmp_path, env=env) == []
+
+
+def _sleeper(marker: str, cleanup) -> tuple[subprocess.Popen, str]:
+    """A process of ours with ``marker`` in its command line, and that command line (once it runs: until
+    then /proc shows the test's own)."""
+    import time
+
+    p = subprocess.Popen(["sh", "-c", "sleep 300; :", marker], stdin=subprocess.DEVNULL)
+    cleanup.append(p)
+    deadline = time.monotonic() + 30
+    while True:
+        with open(f"/proc/{p.pid}/cmdline", "rb") as f:
+            args = [a.decode() for a in f.read().split(b"\0") if a]
+        if marker in args or time.monotonic() > deadline:
+            return p, " ".join(args)
+        time.sleep(0.01)
+
+
+def test_bash_completes_pids_with_their_command_lines(bash_script, tmp_path, cleanup):
+    env = _no_programs(tmp_path)
+    p, command = _sleeper("tuidbg-completion-marker", cleanup)
+    pid = str(p.pid)
+    for sub in ("attach", "dump"):
+        assert bash_complete(bash_script, ["tuidbg", sub, pid], env=env) == [pid]  # one left: the PID alone
+        several = bash_complete(bash_script, ["tuidbg", sub, pid[:-1]], env=env)
+        assert f"{pid}  {command}"[:72] in several, several  # several: with their commands
+        assert all(w.split()[0].startswith(pid[:-1]) for w in several)
+    everyone = bash_complete(bash_script, ["tuidbg", "attach", ""], env=env)
+    assert all(os.stat(f"/proc/{w.split()[0]}").st_uid == os.getuid() for w in everyone if os.path.exists(f"/proc/{w.split()[0]}"))
+
+
+def test_zsh_completes_names_and_pids(tmp_path, cleanup):
+    if not shutil.which("zsh"):
+        pytest.skip("zsh is not installed on this machine (apt-get install zsh)")
+    res = tuidbg("completion", "zsh")
+    (tmp_path / "_tuidbg").write_text(res.stdout)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".tuidbg.toml").write_text('[profiles.train]\nscript = "t.py"\n[profiles."eval-x"]\nmodule = "m"\n')
+    p, command = _sleeper("tuidbg-zsh-marker", cleanup)
+    # compadd and _describe (zsh's completion builtins) print what they are given
+    prog = (f"autoload -U compinit; compinit -u -D; source {tmp_path / '_tuidbg'} 2>/dev/null; "
+            "compadd() { [[ $1 == -a ]] && print -rl -- ${(P)2}; }; _describe() { print -rl -- ${(P)4}; }; "
+            "PREFIX=''; print -- '== themes'; _tuidbg_themes; print -- '== keymaps'; _tuidbg_keymaps; "
+            "print -- '== profiles'; _tuidbg_profiles; print -- '== pids'; _tuidbg_pids")
+    out = subprocess.run(["zsh", "-f", "-c", prog], capture_output=True, text=True, timeout=30, cwd=tmp_path / "proj",
+                         env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}).stdout
+    parts = {}
+    for block in out.split("== ")[1:]:
+        name, *lines = block.splitlines()
+        parts[name] = lines
+    assert {"tuidbg-dark", "tuidbg-light"} <= set(parts["themes"]), out
+    assert {"default", "vim", "vscode"} <= set(parts["keymaps"]), out
+    assert parts["profiles"] == ["train", "eval-x"], out
+    assert f"{p.pid}:" + command.replace(":", "\\:") in parts["pids"], out  # (_describe's PID:DESCRIPTION)
 
 
 def test_unknown_shell_is_one_line():
