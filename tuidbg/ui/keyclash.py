@@ -31,7 +31,9 @@ class Clash(NamedTuple):
 
 def contexts() -> dict[str, list[type]]:
     """What can have the focus, by name, with the classes whose bindings are in force then (besides the
-    global ones). (Imported here: the panes are the app's, loaded with it.)"""
+    global ones). A new pane with bindings of its own goes here: the palette takes its commands from
+    these (``ui.palette``; tests/ui/test_first_minutes.py checks that every binding id of the default
+    keymap is a palette command). (Imported here: the panes are the app's, loaded with it.)"""
     from tuidbg.ui.panes.cuda import CudaInput, CudaPane, CudaRows
     from tuidbg.ui.panes.disasm import DisasmView
     from tuidbg.ui.panes.frames import CppFramesPane

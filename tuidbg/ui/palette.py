@@ -75,13 +75,13 @@ def binding_commands(app: Any) -> list[Command]:
                     name = cls.__name__
                     out.append(Command(b.description, _keys(app, b.id, b.key),
                                        lambda c=cls, a=b.action, n=name: run_in_pane(app, c, n, a),
-                                       where=PANE_TITLE.get(name, name), bid=b.id))
+                                       where=PANE_TITLE.get(name, name.replace("Pane", "")), bid=b.id))
     return out
 
 
 def run_in_pane(app: Any, cls: type, name: str, action: str) -> None:
     """Show the pane of ``cls`` and run ``action`` on it, as its key would there."""
-    pane = PANE_OF.get(name)
+    pane = PANE_OF.get(name) or _pane_name(app, cls)
     if pane is not None:
         app.action_pane(pane)
 
@@ -96,6 +96,20 @@ def run_in_pane(app: Any, cls: type, name: str, action: str) -> None:
         app.call_later(widget.run_action, action)
 
     app.call_after_refresh(run)
+
+
+def _pane_name(app: Any, cls: type) -> str | None:
+    """The pane (as the app's action_pane names it) of the tab that holds a widget of ``cls``."""
+    from tuidbg.ui.app_source import PANES
+
+    widget = next(iter(app.query(cls)), None)
+    node = widget
+    while node is not None:
+        for name, (_wid, _group, tab) in PANES.items():
+            if tab is not None and node.id == tab:
+                return name
+        node = node.parent
+    return None
 
 
 def extra_commands(app: Any) -> list[Command]:
