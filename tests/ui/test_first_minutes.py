@@ -32,11 +32,13 @@ async def test_a_users_clash_is_named_once_by_its_key_and_its_two_actions(thread
     async with app.run_test(size=size, notifications=True) as pilot:
         await until_stopped(pilot)
         await until(pilot, lambda: "two actions" in toasts_text(app), 10, "the clash's notification")
-        await press_and_stop(pilot, "f11")  # two stops: the notification is not made again
-        await press_and_stop(pilot, "f11")
         shown = toasts_text(app)
         assert shown.count("two actions") == 1, shown
         assert "key c: Continue (exec.continue) and Next (exec.next)" in shown, shown
+        await press_and_stop(pilot, "f11")  # two stops: the notification is not made again
+        await press_and_stop(pilot, "f11")
+        shown = toasts_text(app)  # (the first one may have gone by now, on a loaded machine)
+        assert shown.count("two actions") <= 1 and "clash" not in shown, shown
 
 
 def _global_ids() -> list[str]:

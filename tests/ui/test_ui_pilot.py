@@ -285,7 +285,8 @@ async def test_open_file_find_and_a_100000_line_file(tmp_path, threads_prog):
     async with app.run_test(size=(120, 40)) as pilot:
         await until_stopped(pilot)
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, OpenFileScreen), 10, "the open dialog")
+        await until(pilot, lambda: isinstance(app.screen, OpenFileScreen) and app.screen.query("#open-input"), 30,
+                    "the open dialog")
         assert str(SRC) in app.screen.known  # the program's source files are offered
         inp = app.screen.query_one("#open-input")
         inp.value = str(big)
