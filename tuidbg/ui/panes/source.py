@@ -192,6 +192,7 @@ class SourceView(ScrollView, can_focus=True):
         self.path: str | None = None
         self.lines: list[str] = []
         self.message: list[str] = ["No program stopped yet."]
+        self.refused: str | None = None  # a file it was asked to show and could not: the message says why
         self.pc_line: int | None = None
         self.pc_is_top = True
         self._on_pc_painted: list[Callable[[], None]] = []
@@ -221,6 +222,7 @@ class SourceView(ScrollView, can_focus=True):
             mtime = os.stat(path).st_mtime
         except OSError as exc:
             self.show_message([f"Cannot open {path}: {exc.strerror or exc}"])
+            self.refused = path
             return False
         changed = path != self.path or reload or mtime != self._mtime or not self.lines
         if changed:
@@ -228,6 +230,7 @@ class SourceView(ScrollView, can_focus=True):
                 lines = read_source(path)
             except files.Unreadable as exc:
                 self.show_message([f"Cannot show {path}: {exc.why}"])
+                self.refused = path
                 if exc.pending is not None:  # (post_message is thread-safe)
                     exc.pending.add_done_callback(lambda _f: self.post_message(self.FileRead(path)))
                 return False
@@ -250,7 +253,7 @@ class SourceView(ScrollView, can_focus=True):
         return True
 
     def show_message(self, lines: list[str]) -> None:
-        self.path = None
+        self.path = self.refused = None
         self.lines = []
         self.message = lines
         self._tokens = {}
