@@ -36,7 +36,7 @@ import struct
 import tempfile
 import threading
 
-from tuidbg.engine import files
+from tuidbg.engine import files, rescue
 from tuidbg.procread.proc import parent_of, tracer_of
 
 log = logging.getLogger("tuidbg.engine")
@@ -47,13 +47,9 @@ OWNER_MAGIC = "tuidbg-agent-owner 1"
 
 
 def start_time(pid: int) -> int | None:
-    """When the process started (clock ticks since boot: field 22 of /proc/PID/stat), or None."""
-    try:
-        with open(f"/proc/{int(pid)}/stat", "rb") as f:
-            data = f.read()
-        return int(data[data.rfind(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+    """When the process started (clock ticks since boot), or None: with the PID, it names one process."""
+    info = rescue.proc_info(int(pid))
+    return info.start_time if info is not None else None
 
 
 def pid_namespace() -> str:
