@@ -31,6 +31,7 @@ from faults.users import local_user, needs_root
 
 from tuidbg.engine import pyagent
 from tuidbg.engine.pyagent import gate
+from tuidbg.engine.pyagent.link import HELLO_TIMEOUT
 
 pytestmark = [requires_gdb, needs_root, pytest.mark.slow,
               pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11 (another user can run it)")]
@@ -185,6 +186,15 @@ async def test_a_debugged_process_crowding_the_socket_costs_one_connection(make_
     assert got["idle_closed"] == 50 and got["big_closed"] and got["last_closed"], got
     assert got["big_sent"] < 32 * MiB, got
     assert grew < 64 * MiB, f"tuidbg's memory grew by {grew // MiB} MB"
+
+    # held stopped by gdb longer than the hello's timeout: not closed for it; closed once it ran as long
+    await wait_for(lambda: s.state.is_stopped and s.state.stop is not None and s.state.stop.signal_name == "SIGUSR2",
+                   TIMEOUT, "the program's SIGUSR2")
+    await asyncio.sleep(HELLO_TIMEOUT + 2)  # (the time that must not count)
+    await s.cont()
+    await wait_for(lambda: (d / "result2.json").exists(), TIMEOUT, "the program's second result")
+    got = json.loads((d / "result2.json").read_text())
+    assert got == {"late_open_after_stop": True, "late_closed": True}, got
     assert s.state.python.agent.connected
     await stops_at_tick(s, CROWD, resume=False)
     await s.close()

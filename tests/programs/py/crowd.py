@@ -3,11 +3,14 @@
 Run by tuidbg with its children kept, it has the socket's path in its environment. Usage: crowd.py DIR --
 writes DIR/ready, waits for DIR/go, then from this process (which tuidbg admits: gdb traces it) opens 50
 connections that say nothing, one whose first line is 32 MB without a newline, and one more that says
-nothing; writes what the socket did with them to DIR/result.json, and calls tick() every 20 ms from then on.
+nothing; writes what the socket did with them to DIR/result.json. Then it opens one more that says
+nothing and stops itself with SIGUSR2 (gdb holds it); once continued, it writes to DIR/result2.json
+whether that one was still open and whether it was closed later, and calls tick() every 20 ms.
 """
 
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -60,6 +63,21 @@ def main():
     with open(os.path.join(DIR, "result.json.tmp"), "w") as f:
         json.dump(result, f)
     os.rename(os.path.join(DIR, "result.json.tmp"), os.path.join(DIR, "result.json"))
+    # A connection that says nothing while gdb holds the process stopped (SIGUSR2 stops it under gdb):
+    # the time stopped does not count against it; it is closed once it has run that long.
+    late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    late.connect(path)
+    signal.signal(signal.SIGUSR2, lambda *_: None)
+    os.kill(os.getpid(), signal.SIGUSR2)
+    late.setblocking(False)
+    try:
+        open_after_stop = late.recv(1) != b""
+    except BlockingIOError:
+        open_after_stop = True
+    result = {"late_open_after_stop": open_after_stop, "late_closed": closed_by_then(late, time.monotonic() + 30)}
+    with open(os.path.join(DIR, "result2.json.tmp"), "w") as f:
+        json.dump(result, f)
+    os.rename(os.path.join(DIR, "result2.json.tmp"), os.path.join(DIR, "result2.json"))
     n = 0
     while True:
         n = tick(n)

@@ -131,7 +131,7 @@ class AgentLink(AgentBase):
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pid: int) -> None:
         try:
-            line, rest = await asyncio.wait_for(_read_hello(reader), HELLO_TIMEOUT)
+            line, rest = await _hello_in_time(reader, pid)
             msg = json.loads(line.decode("utf-8", "replace"))
         except asyncio.TimeoutError:
             log.info("agent socket: process %s said no hello within %s s", pid, HELLO_TIMEOUT)
@@ -340,12 +340,33 @@ def _list(v: Any) -> list:
     return v if isinstance(v, list) else []
 
 
-HELLO_TIMEOUT = 10.0  # from connecting to the hello's end (the agent sends it at once; a loaded machine)
+HELLO_TIMEOUT = 10.0  # from connecting to the hello's end, running (the agent sends it at once; a loaded machine)
+HELLO_TICK = 0.25
 HELLO_MAX = 64 * 1024  # the hello: ~600 bytes, its two paths at most PATH_MAX (4 KB) each
 # Any later line: the largest the agent sends is its breakpoint table's statuses (~90 bytes a
 # breakpoint, a condition's error message more): 8 MB is ~90,000 breakpoints. A longer line ends
 # that connection; asyncio's reader buffers at most about twice this per connection meanwhile.
 MAX_LINE = 8 * 1024 * 1024
+
+
+async def _hello_in_time(reader: asyncio.StreamReader, pid: int) -> tuple[bytes, bytes]:
+    """``_read_hello`` within HELLO_TIMEOUT of the process's running time: a process gdb holds stopped
+    meanwhile (all-stop: another process of the session stopped) is not running late."""
+    task = asyncio.ensure_future(_read_hello(reader))
+    spent = 0.0
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HELLO_TICK)
+            if done:
+                return task.result()
+            info = rescue.proc_info(pid)
+            if info is None or info.state not in ("t", "T"):
+                spent += HELLO_TICK
+            if spent >= HELLO_TIMEOUT:
+                raise asyncio.TimeoutError
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 async def _read_hello(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
