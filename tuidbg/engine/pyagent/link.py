@@ -342,10 +342,10 @@ def _list(v: Any) -> list:
 
 HELLO_TIMEOUT = 10.0  # from connecting to the hello's end, running (the agent sends it at once; a loaded machine)
 HELLO_TICK = 0.25
-HELLO_MAX = 64 * 1024  # the hello: ~600 bytes, its two paths at most PATH_MAX (4 KB) each
-# Any later line: the largest the agent sends is its breakpoint table's statuses (~90 bytes a
-# breakpoint, a condition's error message more): 8 MB is ~90,000 breakpoints. A longer line ends
-# that connection; asyncio's reader buffers at most about twice this per connection meanwhile.
+HELLO_MAX = 64 * 1024  # the hello: 490 bytes measured, its two paths at most PATH_MAX (4 KB) each
+# Any later line: the largest the agent sends is its breakpoint table's statuses (measured: 100 KB for
+# 1,000 breakpoints, a condition's error message more): 8 MB is ~80,000 breakpoints. A longer line
+# ends that connection; asyncio's reader buffers at most about twice this per connection meanwhile.
 MAX_LINE = 8 * 1024 * 1024
 
 
