@@ -267,6 +267,26 @@ async def test_root_attaching_to_another_users_process(make_session, open_dir, s
             stop(target)
 
 
+# -- state folders -------------------------------------------------------------------------------------
+
+
+def test_state_folders_are_0700_and_state_files_0600(tmp_path, monkeypatch):
+    """The remembered breakpoints name your files and the conditions you typed: yours alone, the folders
+    made above them too (XDG); a folder an older tuidbg made 0755 is made 0700."""
+    from tuidbg.engine import remember
+
+    home = tmp_path / "state-home"
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "deeper"))
+    path = remember.state_file("/src/proj", "python /src/proj/x.py")
+    remember.save(path, {"version": remember.VERSION, "breakpoints": []})
+    for folder in (home, home / "deeper", home / "deeper" / "tuidbg"):
+        assert mode_owner(str(folder))[0] == 0o700, folder
+    assert mode_owner(path)[0] == 0o600
+    os.chmod(home / "deeper" / "tuidbg", 0o755)
+    remember.save(path, {"version": remember.VERSION, "breakpoints": []})
+    assert mode_owner(str(home / "deeper" / "tuidbg"))[0] == 0o700
+
+
 # -- the folder a tuidbg killed with SIGKILL leaves -------------------------------------------------
 
 

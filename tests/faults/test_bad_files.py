@@ -29,6 +29,8 @@ from tuidbg.engine import files, remember
 from tuidbg.engine.state import ProcessState
 from tuidbg.ui.dumpview import ViewApp
 from tuidbg.ui.panes.source import SourceView
+from tuidbg.ui.screens.modals import OpenFileScreen
+from textual.widgets import Input
 
 GiB = 1 << 30
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
@@ -135,6 +137,14 @@ async def test_the_source_view_says_why_and_the_ui_answers(odd, deep_prog, tmp_p
             assert app.show_file(str(path)) is False
             assert src.message and why in src.message[0] and str(path) in src.message[0], src.message
             assert notes and why in notes[-1], notes
+        # the same through the file picker (ctrl+o, a path typed, Enter)
+        notes.clear()
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, OpenFileScreen), 20, "the file picker")
+        app.screen.query_one(Input).value = str(odd["a FIFO (named pipe), not a regular file"])
+        await pilot.press("enter")
+        await until(pilot, lambda: any("a FIFO (named pipe)" in n for n in notes), 20, "the picked FIFO refused")
+        assert not isinstance(app.screen, OpenFileScreen)
         good = tmp_path / "good.py"
         good.write_text("a = 1\nb = 2\n")
         assert app.show_file(str(good), 2) and src.lines == ["a = 1", "b = 2"]
