@@ -121,6 +121,16 @@ def test_a_read_that_does_not_end_is_left_to_its_thread(tmp_path, monkeypatch):
     assert files.read_bytes(str(ok), 100) == b"x = 1\n"
 
 
+def test_the_agent_in_the_program_does_not_open_them_either(odd):
+    """The agent resolves a Python breakpoint's line from its file, in the program: a FIFO there would
+    hold its thread in open() for good."""
+    from tuidbg.agent import _lines
+
+    for path in odd.values():
+        assert _lines.file_lines(str(path)) is None
+        assert _lines.resolve_line(str(path), 3)[0] is None
+
+
 # -- the source view, :e ---------------------------------------------------------------------------------
 
 
