@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, check_error, run_tuidbg
+from helpers import DEBIAN_PY311, LOADED_FLOOR, check_error, run_tuidbg
 from tmux_term import tmux  # noqa: F401 (fixture)
 from ui_helpers import make_app, until
 
@@ -117,7 +117,7 @@ def test_a_read_that_does_not_end_is_left_to_its_thread(tmp_path, monkeypatch):
         files.read_bytes(str(tmp_path / "one more"), 100, timeout=5)
     release.set()
     assert first.result(10) == b"x = 1\n"
-    wait_until(lambda: not files._pending, 10, "the held reads to end")
+    wait_until(lambda: files.pending() == 0, 10, "the held reads to end")
     assert files.read_bytes(str(ok), 100) == b"x = 1\n"
 
 
@@ -179,14 +179,14 @@ def test_a_program_stopped_in_a_fifo_named_as_its_source(tmux, tmp_path):
     tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--python", str(DEBIAN_PY311), str(fifo)],
                width=120, height=30)
     tmux.wait_for("fifo.py:2", 60)
-    screen = tmux.wait_for("a FIFO (named pipe)", 20)
+    screen = tmux.wait_for("a FIFO (named pipe)", LOADED_FLOOR)
     assert f"Cannot show {fifo}" in screen and "stopped:" in screen, screen
     shell = tmux.pane_pid()
     ours = descendants(shell)
     tmux.keys("q")
-    tmux.wait_for("Quit tuidbg?", 10)
+    tmux.wait_for("Quit tuidbg?", LOADED_FLOOR)
     tmux.keys("k")
-    screen = tmux.wait_for("TUIDBG_EXIT=", 20)
+    screen = tmux.wait_for("TUIDBG_EXIT=", LOADED_FLOOR)
     assert "TUIDBG_EXIT=0" in screen and "Traceback" not in screen
     assert_clean({p for p in ours if (x := proc(p)) is not None and x.comm != "sleep"})
 
@@ -229,9 +229,9 @@ def test_view_in_a_terminal_over_dev_zero_quits_at_once(tmux, tmp_path):
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(_dump_naming([Path("/dev/zero")])))
     tmux.start([sys.executable, "-m", "tuidbg", "view", str(path)])
-    tmux.wait_for("a character device, not a regular file", 30)
+    tmux.wait_for("a character device, not a regular file", LOADED_FLOOR)
     tmux.keys("C-q")
-    screen = tmux.wait_for("TUIDBG_EXIT=", 10)
+    screen = tmux.wait_for("TUIDBG_EXIT=", LOADED_FLOOR)
     assert "TUIDBG_EXIT=0" in screen and "Traceback" not in screen
 
 

@@ -165,6 +165,12 @@ def _start(path: str, cap: int, head: bool = False) -> concurrent.futures.Future
     return fut
 
 
+def pending() -> int:
+    """How many reads are under way (left to their threads, or still reading)."""
+    with _lock:
+        return len(_pending)
+
+
 def _late(path: str, timeout: float, fut: concurrent.futures.Future) -> Unreadable:
     exc = Unreadable(path, f"not read within {timeout:g} s (a file system that does not answer?)")
     exc.pending = fut
