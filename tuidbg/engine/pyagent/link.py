@@ -162,18 +162,20 @@ class AgentLink(AgentBase):
         try:
             await self._on_hello(msg, link)
             while True:
-                raw, rest = await _next_line(reader, rest)
+                try:
+                    raw, rest = await _next_line(reader, rest)
+                except ValueError as exc:  # (a line over MAX_LINE: asyncio's LimitOverrunError)
+                    log.info("agent socket: process %s: %s; closing its connection", pid, exc)
+                    writer.close()
+                    break
                 if raw is None:
                     break
                 try:
                     got = json.loads(raw.decode("utf-8", "replace"))
-                except (ValueError, RecursionError):
+                    if isinstance(got, dict):
+                        self._on_agent_message(got)
+                except (ValueError, RecursionError):  # (as before: a message it cannot use is dropped)
                     continue
-                if isinstance(got, dict):
-                    self._on_agent_message(got)
-        except ValueError as exc:  # (a line over MAX_LINE: asyncio's LimitOverrunError)
-            log.info("agent socket: process %s: %s; closing its connection", pid, exc)
-            writer.close()
         except (OSError, asyncio.IncompleteReadError, MIError, EngineError, Timeout, GdbExited) as exc:
             log.info("agent connection: %s", exc)
         except asyncio.CancelledError:
