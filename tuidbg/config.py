@@ -76,13 +76,18 @@ def _toml_files(d: Path) -> list[Path]:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    from tuidbg.engine import files
+
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from exc
+        text = files.read_text(str(path), files.CONFIG_CAP)
+    except files.Unreadable as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.why})") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from exc
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML (nested too deeply)") from None
 
 
 @dataclass

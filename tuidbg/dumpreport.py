@@ -63,49 +63,132 @@ def document(processes: list[dict], errors: list[dict]) -> dict:
 
 
 def load(path: str) -> dict:
-    """A dump written by ``tuidbg dump --json``; BadReport (one line) for anything else."""
+    """A dump written by ``tuidbg dump --json``; BadReport (one line) for anything else. Read only if it
+    is a regular file of at most ``files.DUMP_CAP`` bytes (``tuidbg.engine.files``), and checked against
+    the schema below before anything uses it."""
     import json
 
+    from tuidbg.engine import files
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise BadReport(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        data = files.read_bytes(path, files.DUMP_CAP, timeout=60)
+    except files.Unreadable as exc:
+        raise BadReport(f"{path}: cannot read it ({exc.why})") from None
     try:
         doc = json.loads(data)
+    except RecursionError:
+        raise BadReport(f"{path}: not a tuidbg dump (nested too deeply)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadReport(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise BadReport(f"{path}: not a tuidbg dump (made with tuidbg dump --json)")
     if doc.get("version") != VERSION:
         raise BadReport(f"{path}: a tuidbg dump of version {doc.get('version')!r}; this tuidbg reads version {VERSION}")
-    procs = doc.get("processes")
-    if not isinstance(procs, list):
-        raise BadReport(f"{path}: a tuidbg dump without its list of processes")
-    for i, p in enumerate(procs):
-        why = _bad_process(p)
-        if why:
-            raise BadReport(f"{path}: process {i + 1} of the dump {why}")
-    errors = doc.get("errors", [])
-    if not isinstance(errors, list) or not all(isinstance(e, dict) for e in errors):
-        raise BadReport(f"{path}: its errors are not a list of objects")
+    why = bad_document(doc)
+    if why:
+        raise BadReport(f"{path}: {why}")
     return doc
 
 
-def _bad_process(p) -> str | None:
-    if not isinstance(p, dict):
+# The schema, key by key: the types each value may have (absent keys are fine; keys not named here
+# are kept and not looked at). Everything the report, --merge and tuidbg view read is named here.
+_N = type(None)
+_TEXT = (str, _N)
+_INT = (int, _N)
+_FLAG = (bool, _N)
+PROCESS = {"pid": (int,), "ppid": _INT, "host": _TEXT, "cmdline": (list, _N), "executable": _TEXT, "env": (dict, _N),
+           "python": _TEXT, "reader": _TEXT, "fallback": _TEXT, "note": _TEXT, "error": _TEXT, "threads": (list,),
+           "orphan_thread_states": (list, _N)}
+THREAD = {"id": (str, int, _N), "tid": _INT, "name": _TEXT, "main": _FLAG, "truncated": _FLAG, "python_error": _TEXT,
+          "frames": (list,), "notes": (list, _N)}
+ORPHAN = {"thread_id": _INT, "frames": (list,)}
+FRAME = {"kind": (str,), "function": _TEXT, "qualname": _TEXT, "file": _TEXT, "line": _INT, "entry": _FLAG,
+         "native_level": _INT, "addr": _TEXT, "library": _TEXT, "level": _INT, "fold": _TEXT, "internal": _FLAG}
+ERROR = {"pid": (int, str, _N), "host": _TEXT, "error": _TEXT}
+MAX_DEPTH = 64  # what tuidbg writes is 8 deep; a value deeper than this (in a key it does not know) is refused
+
+_WHAT = {str: "text", int: "a whole number", bool: "true or false", list: "a list", dict: "an object"}
+
+
+def _wrong(obj, schema: dict) -> str | None:
+    if not isinstance(obj, dict):
         return "is not an object"
-    if not isinstance(p.get("pid"), int):
-        return "has no pid"
-    threads = p.get("threads")
-    if not isinstance(threads, list):
-        return "has no list of threads"
-    for t in threads:
-        if not isinstance(t, dict) or not isinstance(t.get("frames"), list):
-            return "has a thread without its list of frames"
-        for f in t["frames"]:
-            if not isinstance(f, dict) or f.get("kind") not in ("python", "native"):
-                return "has a frame that is neither python nor native"
+    for key, types in schema.items():
+        if key not in obj:
+            if _N not in types:
+                return f"has no {key!r}"
+            continue
+        v = obj[key]
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            return f"has {key!r} of the wrong type ({type(v).__name__}, not {' or '.join(_WHAT.get(t, 'null') for t in types)})"
+    return None
+
+
+def _texts(v, what: str) -> str | None:
+    if v is not None and not all(isinstance(x, str) for x in v):
+        return f"has {what} that are not all text"
+    return None
+
+
+def _frames(frames: list, where: str) -> str | None:
+    for k, f in enumerate(frames, 1):
+        why = _wrong(f, FRAME)
+        if why is None and f["kind"] not in ("python", "native"):
+            why = "is neither python nor native"
+        if why:
+            return f"{where}, frame {k} {why}"
+    return None
+
+
+def _too_deep(doc, limit: int) -> bool:
+    todo = [(doc, 1)]
+    while todo:
+        v, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(v, dict):
+            todo.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            todo.extend((x, depth + 1) for x in v)
+    return False
+
+
+def bad_document(doc: dict) -> str | None:
+    """What makes ``doc`` (a parsed dump of this format and version) unfit to read, in one line; None
+    when nothing does."""
+    if _too_deep(doc, MAX_DEPTH):
+        return f"not a tuidbg dump (nested more than {MAX_DEPTH} levels deep)"
+    procs = doc.get("processes")
+    if not isinstance(procs, list):
+        return "a tuidbg dump without its list of processes"
+    for i, p in enumerate(procs, 1):
+        where = f"process {i} of the dump"
+        why = _wrong(p, PROCESS) or _texts(p.get("cmdline"), "arguments")
+        if why is None and p.get("env") is not None and not all(isinstance(v, str) for v in p["env"].values()):
+            why = "has environment values that are not all text"
+        if why:
+            return f"{where} {why}"
+        for j, t in enumerate(p["threads"], 1):
+            why = _wrong(t, THREAD) or _texts(t.get("notes"), "notes")
+            if why:
+                return f"{where}, thread {j} {why}"
+            why = _frames(t["frames"], f"{where}, thread {j}")
+            if why:
+                return why
+        for j, o in enumerate(p.get("orphan_thread_states") or [], 1):
+            why = _wrong(o, ORPHAN)
+            if why:
+                return f"{where}, orphan thread state {j} {why}"
+            why = _frames(o["frames"], f"{where}, orphan thread state {j}")
+            if why:
+                return why
+    errors = doc.get("errors", [])
+    if not isinstance(errors, list):
+        return "its errors are not a list of objects"
+    for i, e in enumerate(errors, 1):
+        why = _wrong(e, ERROR)
+        if why:
+            return f"error {i} of the dump {why}"
     return None
 
 

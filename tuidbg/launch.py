@@ -71,19 +71,23 @@ def find_gdb(gdb: str | None, cuda: bool) -> str:
     return path
 
 
-def _is_elf(path: str) -> bool:
+def _head(path: str, n: int) -> bytes | None:
+    """The first bytes of a regular file (a FIFO or a device named as the program: None, at once)."""
+    from tuidbg.engine import files
+
     try:
-        with open(path, "rb") as f:
-            return f.read(4) == ELF_MAGIC
-    except OSError:
-        return False
+        return files.read_head(path, n)
+    except files.Unreadable:
+        return None
+
+
+def _is_elf(path: str) -> bool:
+    return _head(path, 4) == ELF_MAGIC
 
 
 def _shebang(path: str) -> list[str] | None:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(256)
-    except OSError:
+    head = _head(path, 256)
+    if head is None:
         return None
     if not head.startswith(b"#!"):
         return None
@@ -225,11 +229,12 @@ def check_core(exe: str, core: str) -> tuple[str, str]:
             raise UsageError(f"{path}: not readable ({label})")
     if not _is_elf(exe):
         raise UsageError(f"{exe}: not an ELF executable")
+    from tuidbg.engine import files
+
     try:
-        with open(core, "rb") as f:
-            head = f.read(18)
-    except OSError as exc:
-        raise UsageError(f"{core}: cannot read it ({exc.strerror})") from exc
+        head = files.read_head(core, 18)
+    except files.Unreadable as exc:
+        raise UsageError(f"{core}: cannot read it ({exc.why})") from None
     if head[:4] != ELF_MAGIC or len(head) < 18 or int.from_bytes(head[16:18], "little") != 4:
         raise UsageError(f"{core}: not an ELF core file")
     return os.path.abspath(exe), os.path.abspath(core)

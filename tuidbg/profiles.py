@@ -137,14 +137,16 @@ def _check(name: str, table: Any, path: str, text: str) -> dict[str, Any]:
 
 def load_all(path: str) -> dict[str, Profile]:
     """Every profile of ``path``, checked; a bad one is a UsageError naming the file, line and key."""
+    from tuidbg.engine import files
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from exc
-    text = raw.decode("utf-8", "replace")
+        text = files.read_text(path, files.CONFIG_CAP)
+    except files.Unreadable as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.why})") from None
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML (nested too deeply)") from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column \d+\)", msg)

@@ -358,7 +358,7 @@ def test_merge_bad_files(tmp_path):
                       ('{"processes": []}', "not a tuidbg dump (made with tuidbg dump --json)"),
                       ('{"format": "tuidbg-dump", "version": 7, "processes": []}', "a tuidbg dump of version 7; this tuidbg reads version 1"),
                       ('{"format": "tuidbg-dump", "version": 1, "processes": [{"pid": 1, "threads": [{}]}]}',
-                       "process 1 of the dump has a thread without its list of frames")]:
+                       "process 1 of the dump, thread 1 has no 'frames'")]:
         bad.write_bytes(text.encode("latin-1"))
         check_error(run_tuidbg("dump", "--merge", str(good), str(bad)), f"{bad}: {why}")
     os.chmod(bad, 0)

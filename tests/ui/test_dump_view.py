@@ -42,6 +42,18 @@ def report(tmp_path, cleanup):
     return path, procs
 
 
+async def source_shown(pilot, app, timeout: float = 20.0) -> str:
+    """The source box's text once the file under the cursor is read (off the UI's thread)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot.pause()
+        text = app.query_one("#source").render().plain
+        if not text.startswith("reading "):
+            return text
+        assert time.monotonic() < deadline, text
+        await pilot.pause(0.02)
+
+
 def _cells(table, row) -> list[str]:
     return [c.plain for c in table.get_row_at(row)]
 
@@ -79,7 +91,7 @@ async def test_view_groups_frames_source_and_processes(report):
         wait_b = line_of(SLEEPERS, "wait_b")
         assert app.shown_frame["function"] == "sleeper_b"
         assert _cells(frames, 2)[2] == f"{SLEEPERS}:{wait_b}"
-        source = app.query_one("#source").render().plain.splitlines()
+        source = (await source_shown(pilot, app)).splitlines()
         assert f">{wait_b:>5}     ev.wait()  # MARK:wait_b" in source and len(source) == 5, source
         procs = app.query_one("#procs")
         assert [_cells(procs, i)[0] for i in range(procs.row_count)] == [str(two.pid), str(four.pid)]
@@ -99,8 +111,7 @@ async def test_view_says_when_the_source_is_elsewhere(report, tmp_path):
     other.write_text(json.dumps(doc))
     app = ViewApp(R.load(str(other)), [str(other)])
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        text = app.query_one("#source").render().plain
+        text = await source_shown(pilot, app)
         assert text.startswith("/elsewhere/") and "No such file or directory (the source is read on this machine)" in text
 
 

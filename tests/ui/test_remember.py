@@ -100,7 +100,10 @@ async def test_python_breakpoints_watches_and_layout_come_back_moved_or_gone(tmp
         await ag.add_breakpoint(str(other), 2)
         app.query_one(WatchPane).expressions.append("total * 2")
         await pilot.press("m")
-        await until(pilot, lambda: os.path.exists(state) and "total * 2" in open(state).read(), 10, "the state saved")
+        # (the UI hands its watches and layout over once a second: one hand-over may come between the
+        # watch and the key, so wait for the one that has both)
+        await until(pilot, lambda: os.path.exists(state) and "total * 2" in open(state).read()
+                    and json.load(open(state))["layout"].get("merged") is True, 10, "the state saved")
         await app.session.close()
     saved = json.load(open(state))
     assert saved["layout"]["merged"] is True and saved["watches"] == ["total * 2"]
@@ -184,7 +187,7 @@ async def test_an_unreadable_state_file_is_one_line_then_a_clean_start(tmp_path,
     app.notify = lambda message, *a, **k: (notes.append(str(message)), orig(message, *a, **k))[1]
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the program to end")
-        assert any("unreadable" in n and str(state) in n and "starting without them" in n for n in notes), notes
+        assert any("were ignored (not JSON" in n and str(state) in n and "starting without them" in n for n in notes), notes
         await app.session.break_insert("main")
         await until(pilot, lambda: state.read_text().startswith("{\n"), 10, "a good file written over it")
         assert json.loads(state.read_text())["breakpoints"][0]["location"] == "main"

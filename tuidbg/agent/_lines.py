@@ -1,6 +1,7 @@
 """Which lines have code: for code objects in memory and for files not imported yet."""
 
 import os
+import stat
 import sys
 
 _HAS_CO_LINES = sys.version_info >= (3, 10)
@@ -51,6 +52,7 @@ def nested_codes(code):
 
 
 _file_cache = {}
+MAX_SOURCE = 64 * 1024 * 1024  # (tuidbg's own cap on a source file: tuidbg.engine.files.SOURCE_CAP)
 
 
 def file_lines(path):
@@ -59,6 +61,8 @@ def file_lines(path):
         st = os.stat(path)
     except OSError:
         return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE:
+        return None  # (a FIFO would hold this thread in open() for good, /dev/zero in read())
     key = (st.st_mtime_ns, st.st_size)
     hit = _file_cache.get(path)
     if hit is not None and hit[0] == key:

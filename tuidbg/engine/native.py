@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
-from tuidbg.engine import mi
+from tuidbg.engine import files, mi
 from tuidbg.engine.errors import EngineError, MIError
 from tuidbg.engine.machine import require_stopped
 from tuidbg.gdbext.cxxnames import demangle, demangle_text
@@ -134,21 +134,33 @@ _SOURCE_CACHE: dict[str, tuple[float, list[str]]] = {}
 
 
 def source_text(fullname: str, line: int) -> str | None:
-    """Line ``line`` of a source file (cached per file and modification time), or None."""
-    try:
-        mtime = os.stat(fullname).st_mtime
-    except OSError:
-        return None
+    """Line ``line`` of a source file that ``read_sources`` read (None: not read, or no such line)."""
     cached = _SOURCE_CACHE.get(fullname)
-    if cached is None or cached[0] != mtime:
-        try:
-            with open(fullname, encoding="utf-8", errors="replace") as f:
-                cached = (mtime, f.read().splitlines())
-        except OSError:
-            return None
-        _SOURCE_CACHE[fullname] = cached
-    lines = cached[1]
+    lines = cached[1] if cached is not None else []
     return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+async def read_sources(result: Any) -> None:
+    """The source files a ``-data-disassemble`` result names, read into the cache (per file and
+    modification time) off the loop: only regular files under the cap (``tuidbg.engine.files``); one
+    that cannot be read has no lines."""
+    names = {str(item.get("fullname") or item.get("file")) for item in mi.as_list(result)
+             if isinstance(item, dict) and "line_asm_insn" in item and (item.get("fullname") or item.get("file"))}
+    for name in names:
+        try:
+            mtime = os.stat(name).st_mtime
+        except OSError:
+            continue
+        cached = _SOURCE_CACHE.get(name)
+        if cached is not None and cached[0] == mtime:
+            continue
+        try:
+            lines = (await files.read_text_async(name, files.SOURCE_CAP)).splitlines()
+        except files.Unreadable:
+            lines = []
+        if len(_SOURCE_CACHE) > 256:
+            _SOURCE_CACHE.clear()
+        _SOURCE_CACHE[name] = (mtime, lines)
 
 
 def parse_disassembly(result: Any) -> list[Row]:
@@ -220,6 +232,8 @@ async def disassemble(session: "DebugSession", start: int, end: int, source: boo
         res = await session.cmd(f"-data-disassemble -s {start:#x} -e {end:#x} -- {mode}")
     except MIError as exc:
         raise EngineError(f"cannot disassemble {start:#x}-{end:#x}: {exc.message}") from exc
+    if source:
+        await read_sources(res.get("asm_insns"))
     return parse_disassembly(res.get("asm_insns"))
 
 

@@ -22,11 +22,15 @@ same program (``RememberExtension.on_configure``, before the program starts), ea
 
 ``--fresh`` starts without them (and what is set in that run replaces them). Writes are atomic
 (a temporary file in the same folder, then ``os.replace``); a file that cannot be read or is not
-what tuidbg wrote gives one line (``warning``) and the session starts clean.
+what tuidbg wrote gives one line (``warning``) and the session starts clean: it is read only if it is a
+regular file of at most ``files.STATE_CAP`` bytes (``tuidbg.engine.files``), and every value in it is
+checked against the small schema of ``bad_state`` before any is used. The folder is made 0700 and
+each file 0600: they name your files and the conditions you typed.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -34,7 +38,7 @@ import re
 import tempfile
 from typing import Any
 
-from tuidbg.engine import pyagent
+from tuidbg.engine import files, pyagent
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.extensions import Extension
 
@@ -95,34 +99,124 @@ def state_file(project: str, program: str) -> str:
 
 
 def load(path: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(the saved data, None), (None, None) when there is none, or (None, one line saying what is wrong)."""
+    """(the saved data, None), (None, None) when there is none, or (None, one line saying what is wrong:
+    the file is then ignored, and the session starts without it)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cannot read the remembered breakpoints ({path}: {exc.strerror}); starting without them"
+        raw = files.read_bytes(path, files.STATE_CAP)
+    except files.Unreadable as exc:
+        if exc.errno == errno.ENOENT:
+            return None, None
+        return None, f"the remembered breakpoints were ignored ({exc}); starting without them"
     try:
         data = json.loads(raw.decode("utf-8"))
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            raise ValueError("not a tuidbg state file of this version")
-        for key in ("breakpoints", "watches"):
-            if not isinstance(data.get(key, []), list):
-                raise ValueError(f"{key!r} is not a list")
-        if not all(isinstance(b, dict) for b in data.get("breakpoints", [])):
-            raise ValueError("a breakpoint is not an object")
-        if not isinstance(data.get("layout", {}), dict):
-            raise ValueError("'layout' is not an object")
+    except RecursionError:
+        why = "nested too deeply"
     except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"the remembered breakpoints in {path} are unreadable ({exc}); starting without them"
+        why = f"not JSON: {exc}"
+    else:
+        why = bad_state(data)
+    if why is not None:
+        return None, f"the remembered breakpoints in {path} were ignored ({why}); starting without them"
     return data, None
 
 
+# What a state file holds, key by key: (the types a value may have, what the message calls it).
+_TOP = {"version": ((int,), "a whole number"), "project": ((str, type(None)), "text"),
+        "program": ((str, type(None)), "text"), "breakpoints": ((list,), "a list"), "watches": ((list,), "a list"),
+        "layout": ((dict,), "an object")}
+_BREAKPOINT = {"kind": ((str,), "text"), "file": ((str, type(None)), "text"), "line": ((int, type(None)), "a whole number"),
+               "text": ((str, type(None)), "text"), "condition": ((str, type(None)), "text"),
+               "ignore": ((int, type(None)), "a whole number"), "enabled": ((bool,), "true or false"),
+               "location": ((str, type(None)), "text")}
+_LAYOUT = {"merged": ((bool,), "true or false"), "tabs": ((dict,), "an object")}
+MAX_DEPTH = 16  # what tuidbg writes is 4 deep; an unknown key's value deeper than this is refused
+
+
+def _wrong(obj: dict, schema: dict) -> str | None:
+    for key, (types, what) in schema.items():
+        if key in obj:
+            v = obj[key]
+            if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+                return f"{key!r} is {type(v).__name__}, not {what}"
+    return None
+
+
+def _too_deep(data: Any, limit: int) -> bool:
+    todo = [(data, 1)]
+    while todo:
+        v, depth = todo.pop()
+        if depth > limit:
+            return True
+        if isinstance(v, dict):
+            todo.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            todo.extend((x, depth + 1) for x in v)
+    return False
+
+
+def bad_state(data: Any) -> str | None:
+    """What makes ``data`` (a parsed state file) not one tuidbg wrote, in a few words; None if nothing.
+    Every value tuidbg reads from it is checked here, so the rest reads it without looking again."""
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return "not a tuidbg state file of this version"
+    if _too_deep(data, MAX_DEPTH):
+        return f"nested more than {MAX_DEPTH} levels deep"
+    why = _wrong(data, _TOP)
+    if why:
+        return why
+    for i, b in enumerate(data.get("breakpoints", []), 1):
+        if not isinstance(b, dict):
+            return f"breakpoint {i} is not an object"
+        why = _wrong(b, _BREAKPOINT)
+        if why is None and b.get("kind") not in ("python", "native"):
+            why = f"its kind is {b.get('kind')!r}, not python or native"
+        if why is None and b.get("file") is not None and (not isinstance(b.get("line"), int) or b["line"] < 1):
+            why = "it names a file without a line number"
+        if why is None and b.get("file") is None and not b.get("location"):
+            why = "it has neither a file nor a location"
+        if why is None and (b.get("ignore") or 0) < 0:
+            why = "its ignore count is negative"
+        if why:
+            return f"breakpoint {i}: {why}"
+    for i, w in enumerate(data.get("watches", []), 1):
+        if not isinstance(w, str):
+            return f"watch {i} is {type(w).__name__}, not text"
+    layout = data.get("layout", {})
+    why = _wrong(layout, _LAYOUT)
+    if why:
+        return f"layout: {why}"
+    for k, v in layout.get("tabs", {}).items():
+        if not isinstance(v, str):
+            return f"layout: the tab of {k!r} is {type(v).__name__}, not text"
+    return None
+
+
+def _private_folder(folder: str) -> None:
+    """``folder`` and the folders above it that do not exist yet, made 0700 (the XDG base directory
+    rule: one person's state); the folder itself made 0700 if an older tuidbg made it wider."""
+    missing = []
+    f = folder
+    while f and not os.path.isdir(f):
+        missing.append(f)
+        parent = os.path.dirname(f)
+        if parent == f:
+            break
+        f = parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+    st = os.stat(folder)
+    if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+
+
 def save(path: str, data: dict[str, Any]) -> None:
-    """Write ``data`` to ``path`` atomically: a reader sees the old file or the new one, never half."""
+    """Write ``data`` to ``path`` atomically: a reader sees the old file or the new one, never half.
+    The folder is 0700, the file 0600 (``tempfile.mkstemp``'s)."""
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
+    _private_folder(folder)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -138,28 +232,51 @@ def save(path: str, data: dict[str, Any]) -> None:
         raise
 
 
-_read: dict[str, tuple[tuple[int, int], list[str]]] = {}  # path -> ((mtime_ns, size), lines): saving runs at every state change
+# path -> ((mtime_ns, size), lines or None, why not): saving runs at every change of the breakpoints
+_read: dict[str, tuple[tuple[int, int], list[str] | None, str | None]] = {}
 
 
-def _lines(path: str) -> list[str] | None:
+def _cached(path: str) -> tuple[tuple[int, int] | None, tuple[list[str] | None, str | None] | None]:
     try:
         st = os.stat(path)
-        key = (st.st_mtime_ns, st.st_size)
-        hit = _read.get(path)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
+    except OSError as exc:
+        return None, (None, f"{path}: {exc.strerror or exc}")
+    key = (st.st_mtime_ns, st.st_size)
+    hit = _read.get(path)
+    return key, ((hit[1], hit[2]) if hit is not None and hit[0] == key else None)
+
+
+def _keep(path: str, key: tuple[int, int], text: str | None, why: str | None) -> tuple[list[str] | None, str | None]:
+    lines = text.splitlines() if text is not None else None
     if len(_read) > 256:
         _read.clear()
-    _read[path] = (key, lines)
-    return lines
+    _read[path] = (key, lines, why)
+    return lines, why
+
+
+def _lines(path: str) -> tuple[list[str] | None, str | None]:
+    """The lines of a source file (None, and why, when it cannot be read: ``tuidbg.engine.files``)."""
+    key, hit = _cached(path)
+    if hit is not None or key is None:
+        return hit  # type: ignore[return-value]
+    try:
+        return _keep(path, key, files.read_text(path, files.SOURCE_CAP, files.UI_TIMEOUT), None)
+    except files.Unreadable as exc:
+        return _keep(path, key, None, str(exc))
+
+
+async def _lines_async(path: str) -> tuple[list[str] | None, str | None]:
+    key, hit = _cached(path)
+    if hit is not None or key is None:
+        return hit  # type: ignore[return-value]
+    try:
+        return _keep(path, key, await files.read_text_async(path, files.SOURCE_CAP), None)
+    except files.Unreadable as exc:
+        return _keep(path, key, None, str(exc))
 
 
 def line_text(path: str, line: int) -> str | None:
-    lines = _lines(path)
+    lines, _why = _lines(path)
     if lines is None or not 1 <= line <= len(lines):
         return None
     return lines[line - 1].strip()
@@ -251,9 +368,10 @@ class RememberExtension(Extension):
         file, line = bp.get("file"), bp.get("line")
         if file is not None:
             file, line = str(file), int(line)
-            lines = _lines(file)
+            lines, why = await _lines_async(file)
             if lines is None:
-                self.gone.append({**bp, "why": "file gone"})
+                gone = not os.path.lexists(file)
+                self.gone.append({**bp, "why": "file gone" if gone else f"not placed: {why}"})
                 return
             found = relocate(lines, line, bp.get("text"))
             note = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import platform
 import signal
 import struct
@@ -196,11 +197,13 @@ def restore_code(pid: int, extra: Mapping[int, bytes] | None = None) -> int:
                 pages = list(range(lo, hi, PAGE))
             if not pages:
                 continue
-            try:
-                fd = os.open(path, os.O_RDONLY)
+            try:  # (maps names it; it may be a FIFO by now: an open that cannot wait, a regular file only)
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
                 for page in pages:
                     fixed += _restore_page(mem, fd, page, off + (page - lo), insn)
             finally:

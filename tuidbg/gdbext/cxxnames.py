@@ -21,7 +21,7 @@ import os
 import re
 import struct
 
-from .elfsyms import section_headers
+from .elfsyms import open_regular, section_headers
 
 _CACHE_MAX = 20000
 _cache = {}
@@ -336,7 +336,7 @@ def lacks_debug_info(path, debug_dirs=("/usr/lib/debug",)):
 def _debug_info(path, debug_dirs):
     """True, False, or None where ``path`` cannot be read as a 64-bit little-endian ELF file."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             secs = section_headers(f)
             if secs is None:
                 return None
@@ -376,7 +376,7 @@ def functions_matching(path, specs):
     if not specs or not available():
         return dict((s, []) for s in specs)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return dict((s, []) for s in specs)

@@ -6,10 +6,27 @@ Looking a symbol up through gdb searches every object file's debug info first
 library only, Python 3.6 syntax.
 """
 
+import errno
 import os
+import stat
 import struct
 
 _cache = {}
+
+
+def open_regular(path):
+    """``open(path, "rb")`` of a regular file only. An ELF file is named by gdb or by the process's
+    maps, which a process can point at a FIFO or a device: that raises OSError at once, where a plain
+    open would wait for a writer forever (the open is O_NONBLOCK) or a read never end. (The engine's
+    ``tuidbg.engine.files`` is the same rule, for the files tuidbg reads whole.)"""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class ElfInfo(object):
@@ -66,7 +83,7 @@ def section_headers(f):
 
 
 def _parse(path):
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         secs = section_headers(f)
         if secs is None:
             return None

@@ -36,6 +36,7 @@ import os
 import struct
 
 from tuidbg.gdbext.cpython_mem import ReadError
+from tuidbg.gdbext.elfsyms import open_regular
 
 from .regs import registers
 from .unwind import MASK, RA, CfiError, Cfi, Image, eval_expr
@@ -115,7 +116,7 @@ def _open(path):
         return _files[key]
     got = None
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # (maps may name a FIFO now: never an open that waits)
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         got = _File(path, Image(data))
     except (OSError, ValueError, CfiError, struct.error, IndexError):

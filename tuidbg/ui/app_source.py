@@ -276,6 +276,12 @@ class SourcePart:
             src.set_pc(None)
         self._update_marks(state)
 
+    def on_source_view_file_read(self, message: SourceView.FileRead) -> None:
+        """A stop's file whose read outlasted the view's wait is read now: the stop shows it."""
+        if self._user_file is None and self.state.is_stopped:
+            self._source_key = None
+            self._update_source(self.state, self.state)
+
     def _set_source_title(self, text: str) -> None:
         if text != self._source_title:  # (an update repaints it: not at every stop in the same file)
             self._source_title = text
@@ -300,7 +306,8 @@ class SourcePart:
         src = self.query_one(SourceView)
         path = os.path.abspath(os.path.expanduser(path))
         if not src.show_file(path, line):
-            self.notify(f"cannot open {path}", severity="warning", markup=False)
+            why = src.message[0] if src.message else f"Cannot open {path}"  # (what the view says: why not)
+            self.notify(why, severity="warning", markup=False)
             return False
         self._source_opened()
         self._user_file = path

@@ -11,6 +11,8 @@ processes are those of the report, as they were when it was made.
 
 from __future__ import annotations
 
+import functools
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -18,6 +20,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from tuidbg import dumpreport as R
+from tuidbg.engine import files
 from tuidbg.ui.text import visible
 
 SOURCE_LINES = 5
@@ -49,6 +52,7 @@ class ViewApp(App[int]):
         self.many_hosts = len({p.get("host") for p in procs}) > 1
         self.shown_group: R.Group | None = None
         self.shown_frame: dict | None = None
+        self._sources: dict[str, list[str] | str] = {}  # path -> its lines, or why they cannot be read
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -128,8 +132,28 @@ class ViewApp(App[int]):
         self.show_frame(grp.frames[0] if grp.frames else None)
 
     def show_frame(self, frame: dict | None) -> None:
+        """The source around the frame: read off the UI's thread (``tuidbg.engine.files``: a FIFO,
+        /dev/zero or a huge file named by the dump is one line, and q still quits at once)."""
         self.shown_frame = frame
-        self.query_one("#source", Static).update(source_text(frame))
+        box = self.query_one("#source", Static)
+        path = frame.get("file") if frame is not None else None
+        if frame is not None and path and isinstance(frame.get("line"), int) and path not in self._sources:
+            box.update(source_text(frame, None))  # (reading it)
+            self.run_worker(functools.partial(self._read_source, frame, path), group="source", exclusive=True,
+                            exit_on_error=False)
+        else:
+            box.update(source_text(frame, self._sources.get(path) if path else None))
+
+    async def _read_source(self, frame: dict, path: str) -> None:
+        try:
+            got: list[str] | str = (await files.read_text_async(path, files.SOURCE_CAP)).splitlines()
+        except files.Unreadable as exc:
+            got = exc.why
+        if len(self._sources) >= 64:
+            self._sources.clear()
+        self._sources[path] = got
+        if self.shown_frame is frame:
+            self.query_one("#source", Static).update(source_text(frame, got))
 
     def action_quit_view(self) -> None:
         self.exit(0)
@@ -154,18 +178,19 @@ def _frame_text(f: dict) -> str:
     return f"{_function(f)} ({_where(f)})"
 
 
-def source_text(frame: dict | None, context: int = SOURCE_LINES // 2) -> Text:
-    """The lines around the frame's line, that line marked; or why there are none."""
+def source_text(frame: dict | None, got: list[str] | str | None, context: int = SOURCE_LINES // 2) -> Text:
+    """The lines around the frame's line, that line marked; or why there are none (``got``: the file's
+    lines, or why it could not be read)."""
     if frame is None:
         return Text("(no frames)", style="dim")
     path, line = frame.get("file"), frame.get("line")
     if not path or not isinstance(line, int) or line < 1:
         return Text("(no source line for this frame)", style="dim")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError as exc:
-        return Text(visible(f"{path}: {exc.strerror or exc} (the source is read on this machine)"), style="dim")
+    if got is None:
+        return Text(visible(f"reading {path}…"), style="dim")
+    if isinstance(got, str):
+        return Text(visible(f"{path}: {got} (the source is read on this machine)"), style="dim")
+    lines = got
     if line > len(lines):
         return Text(visible(f"{path} has {len(lines)} lines, not {line}: changed since the dump?"), style="dim")
     out = Text(no_wrap=True, overflow="ellipsis")

@@ -269,8 +269,10 @@ def _addr(text: str | None) -> int | None:
 def _no_source(app: Any, frame) -> bool:
     """Whether the disassembly takes the source area by itself: the frame has no line information
     (a stripped library, libtorch, JIT code) and the source view has nothing else to show (a
-    Python frame's file, a file the user opened). A frame whose file gdb names but this machine
-    lacks keeps the source view's explanation (substitute-path); ``a`` shows its instructions."""
-    if app.query_one(SourceView).path:
+    Python frame's file, a file the user opened, or why such a file cannot be shown). A frame whose
+    file gdb names but this machine lacks keeps the source view's explanation (substitute-path); ``a``
+    shows its instructions."""
+    src = app.query_one(SourceView)
+    if src.path or src.refused:  # (a file it cannot show: the source view says why)
         return False
     return not (frame.fullname and frame.line is not None)

@@ -16,6 +16,7 @@ from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState
+import tuidbg.engine.pyagent.gate as gate
 from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait_stop
 from tuidbg.engine.pyagent.console import ConsoleCommands
 from tuidbg.engine.pyagent.inject import Injection
@@ -54,7 +55,11 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             "failure": bool(getattr(config, "break_on_failure", False)),
         }
         self.info = AgentInfo(status="waiting", how="attach" if config.mode == "attach" else "run")
-        self._dir: str | None = None
+        self._folder: gate.AgentFolder | None = None  # the socket's folder (gate)
+        self._servers: dict[int, asyncio.AbstractServer] = {}  # by the uid whose processes connect to it
+        self._uids: set[int] = set()  # the users whose processes may connect
+        self._hellos: dict[int, asyncio.StreamWriter] = {}  # by pid: a connection not past its hello yet
+        self._refused = 0  # connections to the socket refused (gate)
         self._sock_path: str | None = None
         self._token = secrets.token_hex(16)
         self._server: asyncio.AbstractServer | None = None
@@ -88,7 +93,6 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         self._stub_check_pending = False
         self._had_process = False
         self._conn = 0  # counts agent connections (one per process)
-        self._shared = False  # the session's directory is shared with another user's process
         self._stub_code: dict[int, bytes] = {}  # the stop function's code under gdb's breakpoint
         self._conns: set[asyncio.StreamWriter] = set()  # every connection to the agent's socket
         self._entry_wanted = False  # the program's next agent stops at its first line (stop_at_entry)

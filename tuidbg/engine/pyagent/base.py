@@ -82,7 +82,11 @@ class AgentBase(Extension):
     _interrupted_token = _per_process("interrupted_token")
     _native_step = _per_process("native_step")
     _native_tbreak = _per_process("native_tbreak")
-    _dir: str | None
+    _folder: Any  # gate.AgentFolder, or None
+    _servers: dict[int, asyncio.AbstractServer]
+    _uids: set[int]
+    _hellos: dict[int, asyncio.StreamWriter]  # by pid: the one connection of a process still saying hello
+    _refused: int
     _sock_path: str | None
     _token: str
     _server: asyncio.AbstractServer | None
@@ -105,7 +109,6 @@ class AgentBase(Extension):
     _stub_check_pending: bool
     _had_process: bool
     _conn: int  # counts agent connections (one per process)
-    _shared: bool  # the session's directory is shared with another user's process
     _conns: set[asyncio.StreamWriter]  # every connection to the agent's socket
 
     def _session(self):

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
+import tuidbg.engine.pyagent.gate as gate
 from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PARENT
 from tuidbg.engine.state import ProcessState
 from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
@@ -72,11 +73,11 @@ class Injection(AgentBase):
         if iid:
             await self._switch_inferior(iid)
         pid = link.pid
-        self._share_with_target(pid)
+        sock, uid, gid = await self._socket_of_target(pid)
         version = await self._target_hexversion()
         why = "Python before 3.14 has no PEP 768 remote execution"
         if version is not None and version >= 0x030E0000:
-            script = self._write_boot_script(pid)
+            script = self._write_boot_script(pid, sock, uid, gid)
             ok, why = await self._inject_pep768(script, link)
             if ok:
                 link.info = replace(link.info, status="waiting", inject=INJECT_PEP768, inject_note=None,
@@ -84,7 +85,7 @@ class Injection(AgentBase):
                 self._say_injected(link)
                 return
         log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
-        await self._inject_pending_call(self._boot_code(), link)
+        await self._inject_pending_call(self._boot_code(sock), link)
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
                             message="the agent starts when the main thread runs Python code")
         self._say_injected(link)
@@ -104,20 +105,20 @@ class Injection(AgentBase):
         log.info("%s", text)
         self._notify(text)
 
-    def _boot_args(self) -> dict[str, object]:
+    def _boot_args(self, sock: str) -> dict[str, object]:
         s = self.session
         following = getattr(self.config, "children", "none") != "none"
         several = following or (s is not None and len(s.state.inferiors) > 1)
-        return {"socket": self._sock_path or "", "token": self._token, "parent": TUIDBG_PARENT,
+        return {"socket": sock, "token": self._token, "parent": TUIDBG_PARENT,
                 "several": several, "children": following}
 
-    def _boot_code(self) -> str:
+    def _boot_code(self, sock: str) -> str:
         """The Python statement the target runs to load the agent: self-contained (it needs no file of this
         session, which is gone once tuidbg detaches) and it can never raise. A pending call that fails
         kills the program's main thread ("SystemError: error return without exception set"), so every
         error is swallowed here; the boot script reports its own on the program's stderr."""
         boot = os.path.join(BOOT_DIR, "attach.py")
-        args = self._boot_args()
+        args = self._boot_args(sock)
         return (
             "try:\n"
             f" exec(compile(open({boot!r}).read(), {boot!r}, 'exec'), "
@@ -126,28 +127,21 @@ class Injection(AgentBase):
             " pass\n"
         )
 
-    def _write_boot_script(self, pid: int | None) -> str:
-        """3.14's PEP 768 runs a script file: the same statement, in this session's private directory."""
-        assert self._dir is not None
-        path = os.path.join(self._dir, f"attach-{pid}.py")
-        with open(path, "w") as f:
-            f.write("# tuidbg: loads tuidbg's agent into this process (written by tuidbg attach)\n")
-            f.write(self._boot_code())
-        if self._shared:
-            os.chmod(path, 0o644)
-        return path
+    def _write_boot_script(self, pid: int | None, sock: str, uid: int, gid: int) -> str:
+        """3.14's PEP 768 runs a script file: the same statement, in this session's private folder,
+        readable by the target's user alone (it holds the token: ``gate``)."""
+        assert self._folder is not None
+        text = "# tuidbg: loads tuidbg's agent into this process (written by tuidbg attach)\n" + self._boot_code(sock)
+        return self._folder.write_secret(f"attach-{pid}.py", text, uid, gid)
 
-    def _share_with_target(self, pid: int | None) -> None:
-        """tuidbg (root) attaching to another user's process: that process must read the boot script
-        and connect to the socket. The directory stays unlisted; the token guards the conversation."""
-        try:
-            self._shared = os.stat(f"/proc/{pid}").st_uid != os.getuid()
-        except OSError:
-            self._shared = False
-        if self._shared and self._dir:
-            os.chmod(self._dir, 0o711)
-            if self._sock_path:
-                os.chmod(self._sock_path, 0o666)
+    async def _socket_of_target(self, pid: int | None) -> tuple[str, int, int]:
+        """The socket the agent in process ``pid`` connects to, and the user (uid, gid) it runs as: tuidbg's
+        own, or, when root attaches to another user's process, a socket of that user's (``gate``)."""
+        ids = gate.uid_of(pid) if pid else None
+        uid, gid = ids if ids is not None else (os.geteuid(), os.getegid())
+        if uid == os.geteuid():
+            return self._sock_path or "", uid, gid
+        return await self._socket_for(uid, gid), uid, gid
 
     async def _cancel_injection(self) -> None:
         """Before detaching: the load queued in a process whose agent never said hello must not run once

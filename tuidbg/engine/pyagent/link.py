@@ -7,8 +7,7 @@ import asyncio
 import json
 import logging
 import os
-import shutil
-import tempfile
+import secrets
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +16,7 @@ from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.python.model import AGENT_DIR, AgentInfo
 from tuidbg.engine.state import mark_internal
+import tuidbg.engine.pyagent.gate as gate
 from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, _reply
 
 log = logging.getLogger("tuidbg.engine")
@@ -30,10 +30,28 @@ class AgentLink(AgentBase):
     async def _listen(self) -> None:
         if self._server is not None:
             return
-        self._dir = tempfile.mkdtemp(prefix="tuidbg-agent-")
-        os.chmod(self._dir, 0o700)
-        self._sock_path = os.path.join(self._dir, "agent.sock")
-        self._server = await asyncio.start_unix_server(self._on_client, path=self._sock_path, limit=1 << 24)
+        gate.sweep_in_background()
+        self._folder = gate.AgentFolder()
+        self._sock_path = await self._socket_for(os.geteuid(), os.getegid())
+
+    async def _socket_for(self, uid: int, gid: int) -> str:
+        """The socket that the agent in a process of user ``uid`` connects to (one per user: see
+        ``gate``), listening from now on."""
+        assert self._folder is not None
+        path = self._folder.socket_path(uid)
+        if uid in self._servers:
+            return path
+        server = await asyncio.start_unix_server(self._on_client, path=path, limit=MAX_LINE)
+        self._servers[uid] = server
+        self._uids.add(uid)
+        self._folder.secure_socket(uid, gid)
+        if uid == os.geteuid():
+            self._server = server
+        return path
+
+    @property
+    def _dir(self) -> str | None:
+        return self._folder.path if self._folder is not None else None
 
     def closed(self) -> None:
         """The session ended, or let gdb go: the socket and its folder go (a run's program is killed
@@ -42,9 +60,9 @@ class AgentLink(AgentBase):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            folder, self._dir = self._dir, None
-            if folder:
-                shutil.rmtree(folder, ignore_errors=True)
+            folder, self._folder = self._folder, None
+            if folder is not None:
+                folder.remove()
             return
         self._close_server()
 
@@ -54,15 +72,17 @@ class AgentLink(AgentBase):
         for w in list(self._conns):
             w.close()
         self._conns.clear()
+        self._hellos.clear()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if self._server is not None:
-            self._server.close()
-            self._server = None
-        if self._dir:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        for server in self._servers.values():
+            server.close()
+        self._servers.clear()
+        self._server = None
+        if self._folder is not None:
+            self._folder.remove()
+            self._folder = None
 
     async def _set_program_env(self) -> None:
         s = self._session()
@@ -78,26 +98,63 @@ class AgentLink(AgentBase):
         for k, v in env.items():
             await s.cmd(f"-gdb-set environment {k}={v}")
 
+    def _refusal(self, pid: int, uid: int) -> str | None:
+        s = self.session
+        return gate.refusal(pid, uid, s.gdb_pid() if s is not None else None, self._uids)
+
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._server is None:  # (closing)
             writer.close()
             return
+        pid, uid, _gid = gate.peer_credentials(writer.get_extra_info("socket"))
+        why = self._refusal(pid, uid)
+        if why is not None:
+            log.info("agent socket: a connection refused: %s", why)
+            if not self._refused:  # (once: a flood of them is one line, the rest are in the log)
+                self._notify(f"tuidbg: a connection to the Python agent's socket was refused: {why}")
+            self._refused += 1
+            writer.close()
+            return
+        # One connection saying hello per process (a newer one replaces it: the process's agent started
+        # again, after an exec), beside its agent's connection, which only a new hello replaces.
+        old = self._hellos.get(pid)
+        if old is not None:
+            old.close()
+        self._hellos[pid] = writer
         self._conns.add(writer)
         try:
-            await self._serve(reader, writer)
+            await self._serve(reader, writer, pid)
         finally:
             self._conns.discard(writer)
+            if self._hellos.get(pid) is writer:
+                del self._hellos[pid]
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pid: int) -> None:
         try:
-            line = await reader.readline()
-            msg = json.loads(line.decode("utf-8", "replace")) if line else {}
-        except (ValueError, OSError):
+            line, rest = await _hello_in_time(reader, pid)
+            msg = json.loads(line.decode("utf-8", "replace"))
+        except asyncio.TimeoutError:
+            log.info("agent socket: process %s said no hello within %s s", pid, HELLO_TIMEOUT)
             writer.close()
             return
-        if msg.get("ev") != "hello" or msg.get("token") != self._token:
+        except (ValueError, RecursionError, OSError, asyncio.IncompleteReadError) as exc:
+            log.info("agent socket: process %s: no hello (%s)", pid, exc)
             writer.close()
             return
+        finally:
+            if self._hellos.get(pid) is writer:
+                del self._hellos[pid]
+        if not isinstance(msg, dict) or msg.get("ev") != "hello" or not secrets.compare_digest(
+            str(msg.get("token")).encode(), self._token.encode()
+        ):
+            writer.close()
+            return
+        why = _bad_hello(msg)
+        if why is not None:
+            log.info("agent socket: process %s: %s", pid, why)
+            writer.close()
+            return
+        msg["pid"] = pid  # (the kernel's number for it, the one gdb knows: not the one in its PID namespace)
         link = self._hello_link(msg)
         if link.writer is not None:
             link.writer.close()
@@ -105,12 +162,19 @@ class AgentLink(AgentBase):
         try:
             await self._on_hello(msg, link)
             while True:
-                raw = await reader.readline()
-                if not raw:
+                try:
+                    raw, rest = await _next_line(reader, rest)
+                except ValueError as exc:  # (a line over MAX_LINE: asyncio's LimitOverrunError)
+                    log.info("agent socket: process %s: %s; closing its connection", pid, exc)
+                    writer.close()
+                    break
+                if raw is None:
                     break
                 try:
-                    self._on_agent_message(json.loads(raw.decode("utf-8", "replace")))
-                except ValueError:
+                    got = json.loads(raw.decode("utf-8", "replace"))
+                    if isinstance(got, dict):
+                        self._on_agent_message(got)
+                except (ValueError, RecursionError):  # (as before: a message it cannot use is dropped)
                     continue
         except (OSError, asyncio.IncompleteReadError, MIError, EngineError, Timeout, GdbExited) as exc:
             log.info("agent connection: %s", exc)
@@ -131,10 +195,6 @@ class AgentLink(AgentBase):
         first hello, or the program run again), else a new one (a child of the program)."""
         pid = msg.get("pid") if isinstance(msg.get("pid"), int) else None
         link = self._links.get(pid) if pid is not None else None
-        if link is None and pid is not None:  # a process in a PID namespace of its own knows itself by another number
-            link = next((k for k in self._links.values() if k.hello is None and k.pid and _ns_pid(k.pid) == pid), None)
-            if link is not None:
-                return link
         if link is None:
             st = self._state()
             others = st is not None and any(inf.pid and inf.pid != pid for inf in st.live_inferiors())
@@ -256,20 +316,21 @@ class AgentLink(AgentBase):
     def _on_agent_message(self, msg: dict[str, Any]) -> None:
         if "re" in msg:
             rid = msg.get("re")
-            replies = msg.get("replies") or []
+            raw = msg.get("replies")
+            replies = [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
             if rid == "init":
-                self._apply_statuses(_reply(replies, "set_bps").get("bps") or [])
+                self._apply_statuses(_list(_reply(replies, "set_bps").get("bps")))
                 return
             fut = self._requests.pop(rid, None) if isinstance(rid, int) else None
             if fut is not None and not fut.done():
                 fut.set_result(replies)
             for r in replies:
                 if r.get("op") == "set_bps":
-                    self._apply_statuses(r.get("bps") or [])
+                    self._apply_statuses(_list(r.get("bps")))
             return
         ev = msg.get("ev")
         if ev == "bps":
-            self._apply_statuses(msg.get("bps") or [])
+            self._apply_statuses(_list(msg.get("bps")))
 
     async def _send(self, obj: dict[str, Any], link: ProcLink | None = None) -> None:
         w = (link or self._link).writer
@@ -279,13 +340,77 @@ class AgentLink(AgentBase):
         await w.drain()
 
 
-def _ns_pid(pid: int) -> int | None:
-    """The number process ``pid`` has in its own PID namespace (the last of /proc's NSpid)."""
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+HELLO_TIMEOUT = 10.0  # from connecting to the hello's end, running (the agent sends it at once; a loaded machine)
+HELLO_TICK = 0.25
+HELLO_MAX = 64 * 1024  # the hello: 490 bytes measured, its two paths at most PATH_MAX (4 KB) each
+# Any later line: the largest the agent sends is its breakpoint table's statuses (measured: 100 KB for
+# 1,000 breakpoints, a condition's error message more): 8 MB is ~80,000 breakpoints. A longer line
+# ends that connection; asyncio's reader buffers at most about twice this per connection meanwhile.
+MAX_LINE = 8 * 1024 * 1024
+
+
+async def _hello_in_time(reader: asyncio.StreamReader, pid: int) -> tuple[bytes, bytes]:
+    """``_read_hello`` within HELLO_TIMEOUT of the process's running time: a process gdb holds stopped
+    meanwhile (all-stop: another process of the session stopped) is not running late."""
+    task = asyncio.ensure_future(_read_hello(reader))
+    spent = 0.0
     try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    return int(line.split()[-1])
-    except (OSError, ValueError, IndexError):
-        pass
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HELLO_TICK)
+            if done:
+                return task.result()
+            info = rescue.proc_info(pid)
+            if info is None or info.state not in ("t", "T"):
+                spent += HELLO_TICK
+            if spent >= HELLO_TIMEOUT:
+                raise asyncio.TimeoutError
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+async def _read_hello(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """The first line (at most HELLO_MAX bytes), and whatever came after it in the same reads."""
+    buf = b""
+    while b"\n" not in buf:
+        chunk = await reader.read(HELLO_MAX + 1 - len(buf))
+        if not chunk:
+            raise asyncio.IncompleteReadError(buf, None)
+        buf += chunk
+        if len(buf) > HELLO_MAX and b"\n" not in buf:
+            raise ValueError(f"a first line longer than {HELLO_MAX} bytes")
+    line, _, rest = buf.partition(b"\n")
+    return line, rest
+
+
+async def _next_line(reader: asyncio.StreamReader, rest: bytes) -> tuple[bytes | None, bytes]:
+    """The next line, from what ``_read_hello`` read ahead first; (None, b"") at the end."""
+    if b"\n" in rest:
+        line, _, rest = rest.partition(b"\n")
+        return line, rest
+    more = await reader.readline()
+    if not more:
+        return None, b""
+    if len(rest) + len(more) > MAX_LINE:
+        raise ValueError(f"a line longer than {MAX_LINE} bytes")
+    return rest + more, b""
+
+
+_HELLO_TYPES: dict[str, tuple[type, ...]] = {
+    "pid": (int,), "python": (str,), "backend": (str,), "how": (str,), "stub": (int, type(None)),
+    "stub_traps": (bool, type(None)), "arm": (int, type(None)), "mailbox": (int, type(None)),
+    "main_native_id": (int, type(None)), "control_native_id": (int, type(None)), "agent_dir": (str, type(None)),
+    "free_threaded": (bool, type(None)), "error": (str, type(None)),
+}
+
+
+def _bad_hello(msg: dict[str, Any]) -> str | None:
+    """What is wrong with a hello's fields (None: nothing), before any of them is used."""
+    for key, types in _HELLO_TYPES.items():
+        if key in msg and (not isinstance(msg[key], types) or (types[0] is int and isinstance(msg[key], bool))):
+            return f"its hello's {key!r} is a {type(msg[key]).__name__}"
     return None

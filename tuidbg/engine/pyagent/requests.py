@@ -290,7 +290,9 @@ class AgentRequests(AgentBase):
     def _apply_statuses(self, statuses: Iterable[Mapping[str, Any]]) -> None:
         changed = False
         for x in statuses:
-            bp = self._bps.get(int(x.get("id", -1)))
+            if not _status_ok(x):
+                continue  # (a status of the wrong shape: an agent of another tuidbg, or none at all)
+            bp = self._bps.get(x["id"])
             if bp is None:
                 continue
             new = replace(
@@ -307,6 +309,18 @@ class AgentRequests(AgentBase):
                 changed = True
         if changed:
             self._publish()
+
+
+_STATUS_TYPES: dict[str, tuple[type, ...]] = {"line": (int, type(None)), "verified": (bool,), "hits": (int, type(None)),
+                                             "message": (str, type(None))}
+
+
+def _status_ok(x: Any) -> bool:
+    """A breakpoint's status as the agent sends it: an int ``id``, and the other keys of their types."""
+    if not isinstance(x, Mapping) or type(x.get("id")) is not int:
+        return False
+    return all(k not in x or (isinstance(x[k], t) and not (t[0] is int and isinstance(x[k], bool)))
+               for k, t in _STATUS_TYPES.items())
 
 
 def _another_exited(st: DebuggerState, mine: str) -> bool:

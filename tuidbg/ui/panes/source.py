@@ -33,6 +33,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tuidbg.engine import files
 from tuidbg.ui.panes.source_ahead import RowsAhead
 from tuidbg.ui.rows_now import paint_rows
 from tuidbg.ui.text import visible
@@ -96,13 +97,12 @@ class BreakpointMark:
         return "●"
 
 
-def read_source(path: str, limit: int = 64 * 1024 * 1024) -> list[str]:
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(f"file larger than {limit // (1024 * 1024)} MB")
+def read_source(path: str, limit: int = files.SOURCE_CAP) -> list[str]:
+    """The file's lines: a regular file under ``limit`` bytes, read in a thread of its own that the UI
+    waits for ``files.UI_TIMEOUT`` at most (``tuidbg.engine.files``); ``files.Unreadable`` if not."""
+    data = files.read_bytes(path, limit, files.UI_TIMEOUT)
     if b"\x00" in data[:8192]:
-        raise OSError("binary file")
+        raise files.Unreadable(path, "a binary file")
     text = data.decode("utf-8", "replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -174,6 +174,13 @@ class SourceView(ScrollView, can_focus=True):
     # (repainted by its watcher: the rows it leaves and enters, not the whole view)
     cursor_line: reactive[int] = reactive(1, always_update=True, repaint=False)
 
+    class FileRead(Message):
+        """A file whose read outlasted ``files.UI_TIMEOUT`` is read now: it can be shown again."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
     class BreakpointToggle(Message):
         def __init__(self, path: str, line: int) -> None:
             super().__init__()
@@ -185,6 +192,7 @@ class SourceView(ScrollView, can_focus=True):
         self.path: str | None = None
         self.lines: list[str] = []
         self.message: list[str] = ["No program stopped yet."]
+        self.refused: str | None = None  # a file it was asked to show and could not: the message says why
         self.pc_line: int | None = None
         self.pc_is_top = True
         self._on_pc_painted: list[Callable[[], None]] = []
@@ -214,13 +222,17 @@ class SourceView(ScrollView, can_focus=True):
             mtime = os.stat(path).st_mtime
         except OSError as exc:
             self.show_message([f"Cannot open {path}: {exc.strerror or exc}"])
+            self.refused = path
             return False
         changed = path != self.path or reload or mtime != self._mtime or not self.lines
         if changed:
             try:
                 lines = read_source(path)
-            except (OSError, UnicodeError) as exc:
-                self.show_message([f"Cannot show {path}: {exc}"])
+            except files.Unreadable as exc:
+                self.show_message([f"Cannot show {path}: {exc.why}"])
+                self.refused = path
+                if exc.pending is not None:  # (post_message is thread-safe)
+                    exc.pending.add_done_callback(lambda _f: self.post_message(self.FileRead(path)))
                 return False
             self.path = path
             self._mtime = mtime
@@ -241,7 +253,7 @@ class SourceView(ScrollView, can_focus=True):
         return True
 
     def show_message(self, lines: list[str]) -> None:
-        self.path = None
+        self.path = self.refused = None
         self.lines = []
         self.message = lines
         self._tokens = {}
