@@ -89,8 +89,9 @@ def looks_aggregate(type_: str | None, value: str | None) -> bool:
 
 # Python values read from memory that have no children (the agent expands the others: containers, objects)
 _PY_LEAF_TYPES = frozenset("int float complex bool str bytes bytearray NoneType function builtin_function_or_method "
-                           "method method-wrapper type range code frame generator coroutine cell ellipsis "
-                           "NotImplementedType property classmethod staticmethod".split())
+                           "method method-wrapper type range slice code frame generator coroutine cell ellipsis "
+                           "NotImplementedType property classmethod staticmethod decimal.Decimal datetime.datetime "
+                           "datetime.date datetime.time datetime.timedelta datetime.timezone".split())
 _PY_EMPTY = frozenset(("[]", "()", "{}", "set()", "frozenset()"))
 
 
