@@ -281,7 +281,7 @@ class ObjectReader(object):
             return self._fields(tname, list(zip(info.fields, items)), depth)
         if kind is None:
             return None  # (a subclass of int, list, str...: read as its base)
-        attrs = self.attributes(obj, tp, flags)
+        attrs = self.attributes(obj, tp, flags, FIELDS + 1 if kind == "object" else 64)
         if kind == "path":
             return "%s(%r)" % (tname, self._path(dict(attrs)))
         if kind == "fraction":
