@@ -335,7 +335,7 @@ async def test_python_watches_follow_the_selected_python_frame(interp):
         level = app.state.selected_frame
         await pilot.press("3", "down")
         await until(pilot, lambda: app.state.selected_frame == level + 1 and app.py_sel is None, 10, "the native frame below")
-        await until(pilot, lambda: (watch_rows(app).get("y", (None, None))[1] or "").startswith("-var-create"), 20,
+        await until(pilot, lambda: watch_rows(app).get("y", (None, None))[1] == "not in scope here", 20,
                     "gdb's answer")
 
 

@@ -21,14 +21,17 @@ them from memory):
   is known only to its iterator, which hashes each key, so with other keys (whose ``__hash__`` is the
   program's) it is shown in the order the keys were first inserted;
 - the one-line text of a child (``text``) is the built-in ``repr`` of the built-in scalar types (int, float,
-  complex, bool, str, bytes, None), a bounded repr made here of built-in containers, a torch value's line (the
-  caller's ``special``), else ``<TypeName at 0x...>`` as the Locals pane shows an object read from memory.
+  complex, bool, str, bytes, None), a torch value's line (the caller's ``special``), a value type's or an
+  object's line as the Locals pane reads it from memory (``object_text``: ``range(0, 5)``,
+  ``datetime.date(2024, 5, 6)``, ``<Color.RED: 1>``, ``Point(x=1, y=2)``), a bounded repr made here of
+  built-in containers, else ``<TypeName at 0x...>``.
 
 ``child`` raises ValueError with a sentence when a name is not (or no longer) a child.
 """
 
 import collections
 import itertools
+import sys
 
 _TYPE_DICT = type.__dict__["__dict__"]  # the raw class dict (a mappingproxy) of any class
 _MRO = type.__dict__["__mro__"]
@@ -43,6 +46,8 @@ _SEQUENCES = (list, tuple, collections.deque)
 _SETS = (set, frozenset)
 ITEMS = 10  # items a one-line text of a container shows
 DEPTH = 2  # containers nested deeper show their size only
+FIELDS = 5  # attributes an object's one line shows (then "…")
+BYTES = 64  # bytes of a bytearray shown
 
 
 def type_name(obj):
@@ -144,11 +149,23 @@ def _dict_items(obj):
 def _items(obj):
     """Iterator of (name, value) of a container's items, by the base type's own methods."""
     if _has(_mro(obj), dict):
-        return (("[%s]" % text(k, 200), v) for k, v in _dict_items(obj))
+        return _keyed(_dict_items(obj))
     base = _base(obj, _SEQUENCES + _SETS)
     if base is None:
         return iter(())
     return (("[%d]" % i, v) for i, v in enumerate(base.__iter__(obj)))
+
+
+def _keyed(pairs):
+    """A dict's items named by their keys' text (``['a']``); a key whose text an earlier key has (two
+    objects alike, ``[Key()]``) is named by its address too: each child has a name of its own."""
+    seen = set()
+    for k, v in pairs:
+        name = "[%s]" % text(k, 200)
+        if name in seen:
+            name = "[%s @%#x]" % (text(k, 200), id(k))
+        seen.add(name)
+        yield name, v
 
 
 def count(obj):
@@ -205,6 +222,9 @@ def text(obj, limit=1000, special=None, depth=0):
             line = special(obj)
             if line is not None:
                 return line[:limit]
+        line = object_text(obj, depth, lambda v, d: text(v, limit, special, d))
+        if line is not None:
+            return line[:limit]
         base = _base(obj, _SCALARS)
         if base is not None:  # an int, str... subclass (an IntEnum member): its value by the base's repr
             return ("%s(%s)" % (type_name(obj), _scalar(obj, base, limit)))[:limit]
@@ -241,3 +261,160 @@ def _container(obj, base, limit, special, depth):
     elif base is tuple and n == 1:
         parts[0] += ","
     return opener + ", ".join(parts) + closer
+
+
+# -- one-line texts of the value types and of the program's objects ----------------------------
+#
+# In the words the Locals pane reads them from memory (tuidbg/gdbext/cpython_objects.py; tests compare
+# the two): range, slice, bytearray, Decimal, Fraction, datetime's types, pathlib's paths, enum members
+# (<Color.RED: 1>), named tuples (NT(u=5, v=6)), an instance of a class of the program as its class name and
+# first attributes (Point(x=1, y=2)). Only the exact built-in types' own methods run (range.__repr__, a C
+# type's getters); modules are taken from sys.modules, never imported.
+
+_FLAGS = type.__dict__["__flags__"]
+HEAPTYPE = 1 << 9
+# instances of these are shown as their base shows them (a container, a scalar) or as "<Name at 0x...>"
+_NOT_OBJECTS = (type, BaseException, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset)
+
+
+def _module(name):
+    return sys.modules.get(name)
+
+
+def _is(tp, module, name):
+    m = _module(module)
+    return m is not None and tp is m.__dict__.get(name)
+
+
+def object_text(obj, depth, sub):
+    """The one line of ``obj`` (``sub(value, depth)`` gives a part's), or None when it is not one of these."""
+    tp = type(obj)
+    if tp is range:
+        return range.__repr__(obj)
+    if tp is slice:
+        return "slice(%s, %s, %s)" % (sub(obj.start, depth + 1), sub(obj.stop, depth + 1), sub(obj.step, depth + 1))
+    if tp is bytearray:
+        n = bytearray.__len__(obj)
+        shown = repr(bytes(bytearray.__getitem__(obj, slice(0, BYTES))))
+        if n > BYTES:
+            shown = shown[:-1] + "…" + shown[-1] + " (%d bytes)" % n
+        return "bytearray(%s)" % shown
+    line = _datetime(obj, tp, depth, sub)
+    if line is not None:
+        return line
+    mro = _MRO.__get__(tp)
+    names = [_NAME.__get__(c) for c in mro]
+    if _is(tp, "decimal", "Decimal") and not _slots(obj).get("_int"):
+        return tp.__repr__(obj)  # (the C type's own)
+    if not _FLAGS.__get__(tp) & HEAPTYPE:
+        return None
+    name = _NAME.__get__(tp)
+    if "Enum" in names:
+        return _enum_member(obj, name, depth, sub)
+    if _has(mro, tuple):
+        fields = _class_attr(mro, "_fields")
+        if type(fields) is not tuple:
+            return None
+        values = list(tuple.__iter__(obj))
+        return _fields(name, list(zip(fields, values)), depth, sub)
+    if "PurePath" in names:
+        return "%s(%r)" % (name, _path(_slots(obj)))
+    slots = _slots(obj)
+    if "Fraction" in names and "_numerator" in slots:
+        return "Fraction(%s, %s)" % (sub(slots.get("_numerator"), depth + 1), sub(slots.get("_denominator"), depth + 1))
+    if "Decimal" in names and "_int" in slots:
+        return "Decimal('%s')" % _py_decimal(slots)
+    for c in _NOT_OBJECTS:
+        if _has(mro, c):
+            return None
+    return _fields(name, _attributes(obj), depth, sub)
+
+
+def _slots(obj):
+    return dict(slot_values(obj))
+
+
+def _class_attr(mro, key):
+    for c in mro:
+        raw = _TYPE_DICT.__get__(c)
+        if key in raw:
+            return raw[key]
+    return None
+
+
+def _fields(name, pairs, depth, sub):
+    if depth > 1:
+        return "%s(…)" % name if pairs else "%s()" % name
+    parts = ["%s=%s" % (k, sub(v, depth + 1)) for k, v in pairs[:FIELDS]]
+    if len(pairs) > FIELDS:
+        parts.append("…")
+    return "%s(%s)" % (name, ", ".join(parts))
+
+
+def _enum_member(obj, name, depth, sub):
+    d = instance_dict(obj) or {}
+    if "_value_" in d:
+        value = sub(d["_value_"], depth + 1)
+    elif _has(_MRO.__get__(type(obj)), int):
+        value = int.__repr__(obj)
+    else:
+        return None
+    member = d.get("_name_")
+    return "<%s: %s>" % ("%s.%s" % (name, member) if type(member) is str else name, value)
+
+
+def _path(slots):
+    """A pathlib path's text from its slots, as the memory reader makes it."""
+    s = slots.get("_str")
+    if type(s) is str:
+        return s
+    raw = slots.get("_raw_paths")
+    if raw:
+        import posixpath
+
+        parts = [p if type(p) is str else "" for p in raw]
+        return posixpath.join(*parts) if parts else "."
+    drv = slots.get("_drv") if type(slots.get("_drv")) is str else ""
+    root = slots.get("_root") if type(slots.get("_root")) is str else ""
+    parts = [p if type(p) is str else "" for p in (slots.get("_parts") or ())]
+    if drv or root:
+        return drv + root + "/".join(parts[1:])
+    return "/".join(parts) or "."
+
+
+def _py_decimal(slots):
+    """str() of a _pydecimal Decimal, from its slots."""
+    dec = _module("decimal")
+    sign, digits, exp = slots.get("_sign", 0), slots.get("_int", "0"), slots.get("_exp", 0)
+    if exp == "F":
+        return "-Infinity" if sign else "Infinity"
+    if exp in ("n", "N"):
+        return ("-" if sign else "") + ("sNaN" if exp == "N" else "NaN") + (digits.lstrip("0") if digits else "")
+    return str(dec.Decimal((int(sign), tuple(int(c) for c in digits or "0"), int(exp))))
+
+
+def _datetime(obj, tp, depth, sub):
+    if _is(tp, "datetime", "timedelta"):
+        parts = ["%s=%d" % (n, v) for n, v in (("days", obj.days), ("seconds", obj.seconds),
+                                              ("microseconds", obj.microseconds)) if v]
+        return "datetime.timedelta(%s)" % (", ".join(parts) or "0")
+    if _is(tp, "datetime", "timezone"):
+        return tp.__repr__(obj)  # (its own: a timezone's offset and name only)
+    if _is(tp, "datetime", "date"):
+        return "datetime.date(%d, %d, %d)" % (obj.year, obj.month, obj.day)
+    if _is(tp, "datetime", "datetime"):
+        args, kind = [obj.year, obj.month, obj.day, obj.hour, obj.minute], "datetime"
+    elif _is(tp, "datetime", "time"):
+        args, kind = [obj.hour, obj.minute], "time"
+    else:
+        return None
+    if obj.microsecond:
+        args += [obj.second, obj.microsecond]
+    elif obj.second:
+        args.append(obj.second)
+    line = ", ".join(str(x) for x in args)
+    if obj.tzinfo is not None:
+        line += ", tzinfo=" + sub(obj.tzinfo, depth + 1)
+    if obj.fold:
+        line += ", fold=1"
+    return "datetime.%s(%s)" % (kind, line)

@@ -179,6 +179,12 @@ def expandable(value):
         return False
 
 
+def line(value, limit=1000):
+    """The one line of any value at a stop, made without user code: a torch value's, else as the Locals
+    pane reads it from memory (``_containers.text``)."""
+    return _containers.text(value, limit, describe)
+
+
 def _leaf(name, text, type_name="", obj=None):
     return (name, obj, {"name": name, "type": type_name, "value": text, "expandable": obj is not None})
 
@@ -324,7 +330,7 @@ def children(value, path, device_data=False):
             value = _containers.child(value, key)
     if _torch_expandable(value):
         return [item for _, _, item in _kids(value, device_data)[:CHILD_CAP]]
-    out = [{"name": name, "type": _containers.type_name(obj), "value": _containers.text(obj, 1000, describe),
+    out = [{"name": name, "type": _containers.type_name(obj), "value": line(obj),
             "expandable": expandable(obj)} for name, obj in _containers.entries(value, start, PAGE)]
     left = _containers.count(value) - start - len(out)
     if left > 0:

@@ -397,7 +397,8 @@ class Agent(object):
                     out.append({"name": name, "type": type(value).__name__, "value": line[:1000],
                                 "expandable": _values.expandable(value)})
                 continue
-            out.append({"name": name, "type": type(value).__name__, "value": _value_text(value, 1000),
+            # (as the Locals pane reads a frame's locals from memory: no repr of the program's runs)
+            out.append({"name": name, "type": type(value).__name__, "value": _values.line(value, 1000),
                         "expandable": _values.expandable(value)})
         return {"op": "locals", "vars": out}
 

@@ -5,10 +5,19 @@ kept for the first who does (a ``Channel``): gdb's console from its start (its v
 commands' answers), the program's output and the Python agent's notes, since ``tuidbg run`` starts
 the program before the screen is up. A listener of the engine's own (``replay=False``) does not
 take that backlog.
+
+The console hears what the user did and what gdb answered, not tuidbg's own mechanics. gdb's output of
+tuidbg's commands (quiet ones) never reaches it, and neither does gdb's account of a stop of tuidbg's
+own (the agent's stop function, an interrupt of an agent request: ``Thread 2 "tuidbg-agent" received
+signal SIGINT``, ``0x00007ffff7fb7001 in ?? ()``). That account comes before the stop's record, owned by
+no command: gdb's console lines that no command owns wait for the next record that is not stream
+output (at most ``HOLD_UNOWNED`` seconds), and go to the console, or, when that record is a stop of
+tuidbg's own, to the log (``internal_output``, and the logger at debug level).
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 from typing import Callable, Generic, TypeVar
@@ -22,6 +31,22 @@ T = TypeVar("T")
 
 OUTPUT_BACKLOG = 8 << 20  # the program's output kept for a screen not up yet, in bytes (more than its pane keeps)
 CONSOLE_BACKLOG = 10000  # gdb's console records kept likewise
+INTERNAL_KEPT = 2000  # lines of gdb's output for tuidbg's own commands and stops kept (internal_output)
+HOLD_UNOWNED = 0.2  # seconds a console line no command owns waits to learn whether a stop of tuidbg's follows
+
+
+def tuidbgs_own_stop(state: DebuggerState) -> bool:
+    """Whether a stop (the state its record made, the stop hooks run) is tuidbg's own: the agent's stop
+    function (a Python breakpoint or step: the status line says which), a stop of an agent request, the
+    temporary breakpoint of "step into native", a breakpoint tuidbg set for itself."""
+    py = state.python
+    if py.transient or py.stop_pending or py.native_step:
+        return True
+    stop = state.stop
+    if stop is None or not stop.bkptno:
+        return False
+    bp = state.breakpoint(stop.bkptno.split(".")[0])
+    return bp is not None and bp.internal
 
 
 class Channel(Generic[T]):
@@ -73,6 +98,9 @@ class Listeners:
         self._output: Channel[bytes] = Channel("output", OUTPUT_BACKLOG, len)
         self._console: Channel[mi.MIRecord] = Channel("console", CONSOLE_BACKLOG)
         self._stops_seen: Channel[StopSeen] = Channel("stop seen")
+        self.internal_output: collections.deque[str] = collections.deque(maxlen=INTERNAL_KEPT)
+        self._unowned: list[mi.MIRecord] = []  # gdb's console lines owned by no command, not yet told
+        self._unowned_timer: asyncio.TimerHandle | None = None
 
     def set_state(self, new: DebuggerState) -> None:
         if new is not self._state:
@@ -99,6 +127,34 @@ class Listeners:
     def note(self, text: str) -> None:
         """One line of tuidbg's own for the console (a note, told apart from gdb's output)."""
         self._emit_console(mi.MIRecord(mi.TEXT, payload=text))
+
+    def _internal(self, rec: mi.MIRecord) -> None:
+        """gdb's output for tuidbg's own command or stop: the log's, not the console's."""
+        for line in rec.text.splitlines():
+            if line.strip():
+                self.internal_output.append(line)
+                log.debug("gdb, for tuidbg: %s", line)
+
+    def _hold_unowned(self, rec: mi.MIRecord) -> None:
+        """A console line no command owns: gdb's account of a stop to come, or a note of its own."""
+        self._unowned.append(rec)
+        if self._unowned_timer is None:
+            try:
+                self._unowned_timer = asyncio.get_running_loop().call_later(HOLD_UNOWNED, self._told, False)
+            except RuntimeError:  # no loop (a reducer test feeding records by hand)
+                self._told(False)
+
+    def _told(self, internal: bool) -> None:
+        """The record after the held lines came (a stop of tuidbg's own: ``internal``), or the wait ran out."""
+        if self._unowned_timer is not None:
+            self._unowned_timer.cancel()
+            self._unowned_timer = None
+        held, self._unowned = self._unowned, []
+        for rec in held:
+            if internal:
+                self._internal(rec)
+            else:
+                self._console.emit(rec)
 
     def _emit_output(self, data: bytes) -> None:
         self._output.emit(data)

@@ -314,6 +314,7 @@ class VarObj:
     numchild: int
     dynamic: bool = False
     has_more: bool = False
+    error: str | None = None  # why its value cannot be shown ("cannot read memory at 0x10")
 
     @classmethod
     def from_mi(cls, d: dict, expression: str = "") -> VarObj:

@@ -24,6 +24,7 @@ from .cpython_layouts import (
     TPFLAGS_UNICODE_SUBCLASS,
 )
 from .cpython_mem import PAGE, ReadError, WalkError, i64_at, u64_at, unpack_ptrs
+from .cpython_objects import HEAPTYPE, ObjectReader
 
 _F64 = struct.Struct("<d")
 
@@ -41,6 +42,7 @@ class ValueFormatter(object):
         self.max_bytes = max_bytes
         self.max_len = max_len
         self._tp_names = {}
+        self.objects = ObjectReader(self)
 
     def type_name(self, tp):
         name = self._tp_names.get(tp)
@@ -106,6 +108,11 @@ class ValueFormatter(object):
                 kind = "tuple"
             elif flags & TPFLAGS_DICT_SUBCLASS:
                 kind = "dict"
+        if exact is None and (kind is None or flags & HEAPTYPE):
+            # a value type (range, datetime...), an enum member, a named tuple, an instance of a class
+            text = self.objects.text(obj, tp, tname, flags, depth)
+            if text is not None:
+                return tname, text
         if kind is None:
             return tname, "<%s at %#x>" % (tname, obj)
         if kind == "int":
@@ -228,9 +235,15 @@ class ValueFormatter(object):
     def dict_items(self, d, cap):
         """Up to ``cap`` (key, value) pairs of a dict, in entry order."""
         off = self.off
+        keys = self.mem.ptr(d + off["dict.keys"])
+        values = self.mem.ptr(d + off["dict.values"])
+        return self.keys_items(keys, values, cap)
+
+    def keys_items(self, keys, values, cap):
+        """Up to ``cap`` (key, value) pairs of a dict's keys object, the values in ``values`` (a split
+        dict's values, an instance's, 3.11+) or in the entries (0)."""
+        off = self.off
         mem = self.mem
-        keys = mem.ptr(d + off["dict.keys"])
-        values = mem.ptr(d + off["dict.values"])
         if not keys:
             return []
         if self.w.feat["dict_log2"]:

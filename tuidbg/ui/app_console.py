@@ -13,6 +13,7 @@ from tuidbg.engine.errors import EngineError, MIError
 from tuidbg.ui.bindings import keymap_overrides
 from tuidbg.ui.panes.io import CommandInput, ConsolePane, OutputPane
 from tuidbg.ui.panes.variables import WatchPane
+from tuidbg.ui.text import visible
 
 log = logging.getLogger("tuidbg.ui")
 
@@ -55,7 +56,7 @@ class ConsolePart:
                 await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)
             except MIError as exc:
                 self._flush_buffers()
-                log_w.write_lines(exc.message.splitlines() or [""], style="error")
+                said_once(log_w, exc.message.splitlines() or [""])
             except EngineError as exc:
                 self._flush_buffers()
                 log_w.write_lines([str(exc)], style="error")
@@ -90,6 +91,10 @@ class ConsolePart:
                 return
             self.use_keymap(km)
             log_w.write_lines([f"keymap {km.name}"], style="note")
+        elif word == "log":
+            kept = list(self.session.internal_output)
+            n = int(arg) if arg.isdigit() else 100
+            log_w.write_lines(kept[-n:] or ["(gdb has said nothing for tuidbg's own commands yet)"], style="log")
         elif word in ("help", "h", ""):
             log_w.write_lines(
                 [
@@ -97,6 +102,7 @@ class ConsolePart:
                     ":w EXPR          add a watch expression",
                     ":theme [NAME]    list themes or switch to one",
                     ":keymap NAME     switch keymap (default, vscode, vim or a .toml file)",
+                    ":log [N]         the last N lines gdb wrote for tuidbg's own commands and stops",
                     ":q               quit (asks whether to detach or kill)",
                     "Anything else is a gdb command; an empty line repeats the last one.",
                 ],
@@ -151,6 +157,16 @@ class ConsolePart:
             self.notify("the program is not running", markup=False)
             return
         self.session.write_program_input(message.data)
+
+
+def said_once(log_w, lines: list[str]) -> None:
+    """gdb's error for a console command: its log stream printed it already just before (as a CLI
+    error): those lines are shown as the error, not written again."""
+    tail = log_w.tail(len(lines))
+    if [t for t, _ in tail] == [visible(x) for x in lines] and all(st == "log" for _, st in tail):
+        log_w.restyle_tail(len(lines), "error")
+    else:
+        log_w.write_lines(lines, style="error")
 
 
 def group_console(recs: list[mi.MIRecord]) -> list[tuple[str, list[str]]]:

@@ -342,8 +342,8 @@ class SourcePart:
             "source-pane", "stack-group", "vars-group", "io-group"
         ):
             target = target.parent  # type: ignore[assignment]
-        if target is not None and target.id is not None:
-            screen.maximize(target, container=False)
+        if target is not None and target.id is not None and not screen.maximize(target, container=False):
+            screen.maximized = target  # (the source area is a container: Textual maximizes focusable widgets only)
 
     def action_open_file(self) -> None:
         async def known_files() -> None:

@@ -6,6 +6,7 @@ A part of ``TuidbgApp`` (``tuidbg.ui.app``): a mixin over the app's panes and se
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 
 from textual.content import Content
@@ -380,10 +381,15 @@ class StacksPart:
             try:
                 if limit != "unlimited":
                     await s.cmd(f"-gdb-set print elements {FULL_VALUE_ELEMENTS}", check=False)
+                opt = s.thread_options(frame=st.selected_frame)  # nothing under a CUDA device focus
                 if varobj is not None:
                     r = await s.cmd(f"-var-evaluate-expression -f natural {varobj}", check=False)
+                    if r.cls == "done" and re.match(r"^(\{\.\.\.\}|\[\d+\])$", str(r.get("value") or "")):
+                        # (an array or a struct: a var object says [16] or {...}; gdb prints it whole)
+                        p = await s.cmd(f"-var-info-path-expression {varobj}", check=False)
+                        if p.cls == "done" and p.get("path_expr"):
+                            r = await s.cmd(f"-data-evaluate-expression {opt}{mi.quote(str(p.get('path_expr')))}", check=False)
                 else:
-                    opt = s.thread_options(frame=st.selected_frame)  # nothing under a CUDA device focus
                     r = await s.cmd(f"-data-evaluate-expression {opt}{mi.quote(expr)}", check=False)
                 if r.cls == "done" and r.get("value") is not None:
                     value = str(r.get("value"))

@@ -40,8 +40,9 @@ class SessionBridge:
                          floating: bool = False) -> VarObj:
         return await self._session.var_create(expression, thread=thread, frame=frame, floating=floating)
 
-    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE) -> tuple[list[VarObj], bool]:
-        return await self._session.var_children(name, start, count)
+    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE, thread: str | None = None,
+                           frame: int | None = None) -> tuple[list[VarObj], bool]:
+        return await self._session.var_children(name, start, count, thread=thread, frame=frame)
 
     async def var_delete(self, name: str) -> None:
         await self._session.var_delete(name)

@@ -25,6 +25,7 @@ from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.variables import VariablesTree
 from tuidbg.ui.screens.modals import PromptScreen
+from tuidbg.ui.text import visible
 
 if TYPE_CHECKING:
     from tuidbg.engine.state import DebuggerState
@@ -242,23 +243,60 @@ class NativeActions:
                          value_given)
 
     def on_variables_tree_show_memory(self: Any, message: VariablesTree.ShowMemory) -> None:
+        """x in Locals or Watch: a pointer opens memory where it points, an array at its first element,
+        a struct where it is; any other value (an int) is not an address: the app asks first, the
+        value filled in."""
+        kind = memory_kind(message.type, message.value)
         m = _POINTER.match(message.value or "")
-        if m is not None:
+        if kind == "pointer" and m is not None:
             self._open_memory(m.group(1))
-        elif message.expression:
-            self._open_memory(message.expression)
+            return
+        if kind == "scalar":
+            number = _number(message.value)
+            name = message.expression or message.name
+            self.push_screen(
+                PromptScreen(f"{visible(name)} ({visible(message.type or 'a value')}) is not an address: show memory at",
+                             f"{number:#x}" if number is not None else "", "an address or expression",
+                             f"Enter opens memory at its value; &{visible(name)} opens where it is stored"),
+                lambda text: self._open_memory(text) if text and text.strip() else None)
+            return
+        where = "&(%s)" if kind == "object" else "%s"
+        if message.expression:
+            self._open_memory(where % message.expression)
         elif message.varobj:
             async def path_then_open() -> None:
                 res = await self.session.cmd(f"-var-info-path-expression {message.varobj}")
                 expr = str(res.get("path_expr") or "")
                 if not expr:
                     raise EngineError("gdb gave no expression for this value")
-                await open_expression(self.query_one(MemoryView), expr)
+                await open_expression(self.query_one(MemoryView), where % expr)
 
             self.action_pane("memory")
             self._run(path_then_open, "memory")
         else:
             self.notify("this value has no address to show", markup=False)
+
+
+def memory_kind(type_: str | None, value: str | None) -> str:
+    """What x opens for a value of this type: "pointer" (where it points), "array" (its first element),
+    "object" (where a struct or union is), "scalar" (not an address: asked first)."""
+    t = (type_ or "").strip()
+    if t.endswith("*") or "(*)" in t or (not t and _POINTER.match(value or "")):
+        return "pointer"
+    if t.endswith("]"):
+        return "array"
+    if value is None or value.startswith("{") or t.endswith("&") or t.startswith(("struct ", "union ", "class ")):
+        return "object"  # (a reference: where the object it names is)
+    return "scalar"
+
+
+def _number(text: str | None) -> int | None:
+    """An integer value as gdb prints it (``4``, ``-1``, ``0x10``, ``65 'A'``), or None."""
+    word = (text or "").split(" ", 1)[0]
+    try:
+        return int(word, 0)
+    except ValueError:
+        return None
 
 
 def _addr(text: str | None) -> int | None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from tuidbg.engine import mi
 from tuidbg.engine.commands.base import CommandBase
+from tuidbg.engine.commands.data import is_char_array
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState, Thread, Variable, apply_refresh
 
@@ -168,9 +169,10 @@ class StackCommands(CommandBase):
                 continue
             name = str(v.get("name", ""))
             value = v.get("value")
-            if value is None and _is_tensor_type(v.get("type")):
-                # --simple-values leaves structs out; a tensor reads as one line through
-                # tuidbg's pretty-printer (gdbext/torch_printers.py: memory reads only).
+            if value is None and (_is_tensor_type(v.get("type")) or is_char_array(v.get("type"))):
+                # --simple-values leaves structs and arrays out; a tensor reads as one line through
+                # tuidbg's pretty-printer (gdbext/torch_printers.py: memory reads only), a character
+                # array as gdb prints it ("node2\000...": it still expands to its characters).
                 ev = await self.cmd(f"-data-evaluate-expression {self._thread_opt(tid, frame)}{mi.quote(name)}", check=False)
                 value = str(ev.get("value")) if ev.cls == "done" and ev.get("value") is not None else None
             key = (f"{tid}/{frame}", name)

@@ -9,6 +9,7 @@ import shlex
 
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.pyagent.base import AgentBase
+from tuidbg.engine.python.model import PyBreakpoint
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -115,7 +116,17 @@ class ConsoleCommands(AgentBase):
             file, line_s = stop.file, loc
         if not line_s.strip().isdigit():
             raise EngineError(f"{line_s!r} is not a line number")
+        # One breakpoint a line: a second (typed again, or one remembered from the last run) adds nothing,
+        # also when the line asked for has no code and the breakpoint would move to one that has one.
+        there = self.breakpoints_at(os.path.expanduser(file), int(line_s))
+        if there:
+            return _already(there[0])
         bp = await self.add_breakpoint(os.path.expanduser(file), int(line_s), condition=cond, temporary=temporary)
+        if bp.verified:
+            there = [b for b in self.breakpoints_at(bp.file, bp.effective_line) if b.id != bp.id]
+            if there:
+                await self.delete_breakpoint(bp.id)
+                return _already(there[0])
         text = bp.describe()
         if bp.message and bp.verified:
             text += f"\n{bp.message}"
@@ -188,6 +199,11 @@ def _ids(text: str) -> list[int]:
             raise EngineError(f"{w!r} is not a Python breakpoint number")
         out.append(int(w))
     return out
+
+
+def _already(b: PyBreakpoint) -> str:
+    return (f"Python breakpoint {b.id} is already at {b.file}:{b.effective_line}: nothing added"
+            f" (pycondition {b.id} EXPR gives it a condition, pydelete {b.id} removes it)")
 
 
 def _split_if(text: str) -> tuple[str, str] | None:

@@ -11,7 +11,51 @@ from tuidbg.ui.panes.textlog import TextLog
 from tuidbg.ui.text import LineAssembler
 
 
-class CommandInput(Input):
+class LogInput(Input):
+    """An input line with keys that scroll the log above it, as a terminal's do while one types: PgUp/PgDn
+    a page, ctrl+Home/ctrl+End to the first and the last line, and Home/End too while the line is empty
+    (with text in it they move the cursor, as in any input line). Its parent holds the ``TextLog``."""
+
+    BINDINGS = [
+        Binding("pageup", "log_page(-1)", "Scroll up a page", show=False, id="log.page_up"),
+        Binding("pagedown", "log_page(1)", "Scroll down a page", show=False, id="log.page_down"),
+        Binding("ctrl+home", "log_edge(-1)", "Scroll to the first line", show=False, id="log.first"),
+        Binding("ctrl+end", "log_edge(1)", "Scroll to the last line", show=False, id="log.last"),
+    ]
+
+    @property
+    def log_widget(self) -> TextLog:
+        return self.parent.query_one(TextLog)  # type: ignore[union-attr]
+
+    def action_log_page(self, direction: int) -> None:
+        log = self.log_widget
+        (log.scroll_page_down if direction > 0 else log.scroll_page_up)(animate=False)
+
+    def action_log_line(self, direction: int) -> None:
+        log = self.log_widget
+        log.scroll_to(y=log.scroll_offset.y + direction, animate=False)
+
+    def action_log_edge(self, direction: int) -> None:
+        log = self.log_widget
+        if direction > 0:
+            log.scroll_end(animate=False)
+        else:
+            log.scroll_home(animate=False)
+
+    def action_home(self, select: bool = False) -> None:
+        if not self.value and not select:
+            self.action_log_edge(-1)
+        else:
+            super().action_home(select)
+
+    def action_end(self, select: bool = False) -> None:
+        if not self.value and not select:
+            self.action_log_edge(1)
+        else:
+            super().action_end(select)
+
+
+class CommandInput(LogInput):
     """The console's input line: history on up/down, completion on tab."""
 
     BINDINGS = [
@@ -95,8 +139,12 @@ class ConsolePane(Vertical):
         self.post_message(self.CommandSubmitted(cmd))
 
 
-class ProgramInput(Input):
+class ProgramInput(LogInput):
+    """The program's input line: Up/Down scroll the output a line (there is no history to go through)."""
+
     BINDINGS = [
+        Binding("up", "log_line(-1)", "Scroll up a line", show=False, id="output.line_up"),
+        Binding("down", "log_line(1)", "Scroll down a line", show=False, id="output.line_down"),
         Binding("ctrl+d", "eof", "End of input", show=False, id="output.eof"),
         Binding("escape", "leave", "Leave the input line", show=False, id="output.leave"),
     ]

@@ -1,4 +1,4 @@
-"""The Memory pane: hex and ASCII at an address or expression, 16 bytes a row.
+"""The Memory pane: hex and ASCII at an address or expression, 16 bytes a row, or as many as fit.
 
 Opened at an expression (Enter asks for one; ``x`` on a pointer in Locals opens it here). It reads
 a bounded range (``machine.read_memory``) and grows it a block at a time as the cursor nears either
@@ -6,6 +6,10 @@ end. A range gdb cannot read is shown as ``??`` with gdb's reason on its first r
 that empties the pane. At each stop (while shown) the loaded range is read again and the bytes that
 changed since the previous read are highlighted. ``e`` writes the byte under the cursor (the app
 asks for the value and a confirmation).
+
+A row is never cut: it holds 16 bytes where the pane is wide enough for them and their characters,
+else 8, 4, 2 or 1 (``row_bytes``), and the address takes 12 hex digits while every address shown fits
+in them (a user-space address on x86-64 and aarch64), else 16.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class MemorySource(Protocol):
     async def address_of(self, expression: str) -> int: ...
 
 
-ROW = 16
+ROW = 16  # bytes of a row at most (and the alignment of the range loaded)
 BLOCK = 1024  # bytes read when the view grows
 MAX_SPAN = 256 * 1024  # at most this much is kept loaded
 
@@ -49,8 +53,8 @@ class MemoryView(ScrollView, can_focus=True):
     MemoryView > .memory--ascii { color: $source-string; }
     """
     BINDINGS = [
-        Binding("up", "move(-16)", "Up", show=False, id="memory.up"),
-        Binding("down", "move(16)", "Down", show=False, id="memory.down"),
+        Binding("up", "move_row(-1)", "Up", show=False, id="memory.up"),
+        Binding("down", "move_row(1)", "Down", show=False, id="memory.down"),
         Binding("left", "move(-1)", "Left", show=False, id="memory.left"),
         Binding("right", "move(1)", "Right", show=False, id="memory.right"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="memory.page_up"),
@@ -80,6 +84,7 @@ class MemoryView(ScrollView, can_focus=True):
         self.message = ["No memory shown: Enter asks for an address or expression; x on a pointer in Locals opens it."]
         self._lock = asyncio.Lock()
         self._read_key: tuple | None = None
+        self._shown_row = ROW  # bytes a row when the view was last laid out
         self._styles: dict[str, Style] = {}
 
     @property
@@ -149,7 +154,7 @@ class MemoryView(ScrollView, can_focus=True):
                     return
                 new_start = max(0, self.start - BLOCK)
                 data, errors = await self._read(new_start, self.start - new_start)
-                rows = len(data) // ROW
+                rows = len(data) // self.row_bytes
                 self.data[:0] = data
                 self.errors.update(errors)
                 self.start = new_start
@@ -157,8 +162,34 @@ class MemoryView(ScrollView, can_focus=True):
             self._resize()
         self.refresh()
 
+    # -- the row's shape ------------------------------------------------------------------------
+
+    @property
+    def address_digits(self) -> int:
+        return 12 if self.end <= 1 << 48 else 16
+
+    def row_width(self, n: int) -> int:
+        """Columns of a row of ``n`` bytes: address, two spaces, the bytes (a wider gap after the eighth of
+        16), a space, their characters."""
+        return self.address_digits + 2 + 3 * n + (1 if n > 8 else 0) + 1 + n
+
+    @property
+    def row_bytes(self) -> int:
+        width = self.scrollable_content_region.width or self.size.width
+        for n in (ROW, 8, 4, 2):
+            if self.row_width(n) <= width:
+                return n
+        return 1
+
     def _resize(self) -> None:
-        self.virtual_size = Size(18 + ROW * 3 + ROW + 4, max(1, len(self.data) // ROW))
+        n = self.row_bytes
+        self._shown_row = n
+        self.virtual_size = Size(self.row_width(n), max(1, len(self.data) // n))
+
+    def on_resize(self) -> None:
+        if self.data and self.row_bytes != self._shown_row:
+            self._resize()
+            self._cursor_in_view()
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -171,16 +202,22 @@ class MemoryView(ScrollView, can_focus=True):
         elif target < self.start:
             await self.grow(-1)
         self.cursor = max(self.start, min(self.end - 1, target))
-        row = (self.cursor - self.start) // ROW
+        self._cursor_in_view()
+        self.refresh()
+
+    async def action_move_row(self, rows: int) -> None:
+        await self.action_move(rows * self.row_bytes)
+
+    def _cursor_in_view(self) -> None:
+        row = (self.cursor - self.start) // self.row_bytes
         top, height = self.scroll_offset.y, max(1, self.scrollable_content_region.height)
         if row < top:
             self.scroll_to(y=row, animate=False, immediate=True)
         elif row >= top + height:
             self.scroll_to(y=row - height + 1, animate=False, immediate=True)
-        self.refresh()
 
     async def action_page(self, direction: int) -> None:
-        await self.action_move(direction * ROW * max(1, self.scrollable_content_region.height - 1))
+        await self.action_move(direction * self.row_bytes * max(1, self.scrollable_content_region.height - 1))
 
     def action_goto(self) -> None:
         self.post_message(self.GotoRequested())
@@ -201,10 +238,11 @@ class MemoryView(ScrollView, can_focus=True):
         return "".join(s.text for s in self._row(row, Style()))
 
     def _row(self, row: int, base: Style) -> list[Segment]:
-        addr = self.start + row * ROW
-        segs = [Segment(f"{addr:016x}  ", base + self._style("memory--address"))]
+        n = self.row_bytes
+        addr = self.start + row * n
+        segs = [Segment(f"{addr:0{self.address_digits}x}  ", base + self._style("memory--address"))]
         ascii_segs = []
-        for i in range(ROW):
+        for i in range(n):
             a = addr + i
             b = self.byte(a)
             style = base
@@ -219,7 +257,7 @@ class MemoryView(ScrollView, can_focus=True):
                 segs.append(Segment(f"{b:02x}", style))
                 ch = chr(b) if 32 <= b < 127 else "."
                 ascii_segs.append(Segment(ch, style + self._style("memory--ascii")))
-            segs.append(Segment(" " if i != 7 else "  ", base))
+            segs.append(Segment("  " if i == 7 and n > 8 else " ", base))
         segs.append(Segment(" ", base))
         segs.extend(ascii_segs)
         err = self.errors.get(addr)
@@ -236,7 +274,7 @@ class MemoryView(ScrollView, can_focus=True):
                 return Strip([Segment(" " + self.message[y], base + self._style("memory--unreadable"))]).crop_extend(0, width, base)
             return Strip.blank(width, base)
         row = scroll_y + y
-        if row >= len(self.data) // ROW:
+        if row >= len(self.data) // self.row_bytes:
             return Strip.blank(width, base)
         return Strip(self._row(row, base)).crop_extend(scroll_x, scroll_x + width, base)
 

@@ -29,7 +29,8 @@ class VarSource(Protocol):
     async def var_create(self, expression: str, thread: str | None = None, frame: int | None = None,
                          floating: bool = False) -> VarObj: ...
 
-    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE) -> tuple[list[VarObj], bool]: ...
+    async def var_children(self, name: str, start: int = 0, count: int = CHILDREN_PAGE, thread: str | None = None,
+                           frame: int | None = None) -> tuple[list[VarObj], bool]: ...
 
     async def var_delete(self, name: str) -> None: ...
 
@@ -79,6 +80,8 @@ def looks_aggregate(type_: str | None, value: str | None) -> bool:
         return True
     if value.startswith("{") or value.startswith("["):
         return True
+    if type_ and type_.rstrip().endswith("]"):
+        return True  # an array shown whole (a character array's text): it expands to its elements
     if type_ and type_.rstrip().endswith("*") and not type_.startswith(("char", "const char", "unsigned char", "void")):
         return value not in ("0x0", "(nil)") and not value.endswith(" 0x0")
     return False
@@ -86,8 +89,9 @@ def looks_aggregate(type_: str | None, value: str | None) -> bool:
 
 # Python values read from memory that have no children (the agent expands the others: containers, objects)
 _PY_LEAF_TYPES = frozenset("int float complex bool str bytes bytearray NoneType function builtin_function_or_method "
-                           "method method-wrapper type range code frame generator coroutine cell ellipsis "
-                           "NotImplementedType property classmethod staticmethod".split())
+                           "method method-wrapper type range slice code frame generator coroutine cell ellipsis "
+                           "NotImplementedType property classmethod staticmethod decimal.Decimal datetime.datetime "
+                           "datetime.date datetime.time datetime.timedelta datetime.timezone".split())
 _PY_EMPTY = frozenset(("[]", "()", "{}", "set()", "frozenset()"))
 
 
@@ -132,13 +136,17 @@ class VariablesTree(Tree[VarNode]):
     ]
 
     class ShowMemory(Message):
-        """Open the Memory pane at this value (a pointer's target, an array's first element)."""
+        """Open the Memory pane at this value (a pointer's target, an array's first element, where a
+        struct is; for another value the app asks first)."""
 
-        def __init__(self, value: str | None, varobj: str | None, expression: str | None) -> None:
+        def __init__(self, value: str | None, varobj: str | None, expression: str | None,
+                     type_: str | None = None, name: str = "") -> None:
             super().__init__()
             self.value = value
             self.varobj = varobj
             self.expression = expression
+            self.type = type_
+            self.name = name
 
     class ShowValue(Message):
         def __init__(self, title: str, value: str, varobj: str | None = None, expression: str | None = None) -> None:
@@ -265,7 +273,8 @@ class VariablesTree(Tree[VarNode]):
                 if obj is None or epoch != self._epoch:
                     return
                 v.varobj = obj.name
-            kids, more = await self.source.var_children(v.varobj, v.loaded, CHILDREN_PAGE)
+            where = self.frame_key or (None, None)
+            kids, more = await self.source.var_children(v.varobj, v.loaded, CHILDREN_PAGE, *where)
         except EngineError as exc:
             self._cannot_expand(node, epoch, exc)
             return
@@ -277,6 +286,7 @@ class VariablesTree(Tree[VarNode]):
                 name=k.expression,
                 type=k.type,
                 value=k.value,
+                error=k.error,
                 varobj=k.name,
                 parent_path=v.path,
                 extra={"numchild": k.numchild or (1 if k.dynamic and k.has_more else 0)},
@@ -341,11 +351,13 @@ class VariablesTree(Tree[VarNode]):
 
     def action_show_value(self) -> None:
         node = self.cursor_node
-        if node is None or node.data is None or node.data.value is None:
+        if node is None or node.data is None or node.data.is_more_row:
             return
         d = node.data
         expr = d.expression if d.expression else (d.name if d.path.startswith("local:") and d.parent_path is None else None)
-        self.post_message(self.ShowValue(d.path.split(":", 1)[-1], d.value, d.varobj, expr))
+        if d.value is None and (d.error is not None or (expr is None and d.varobj is None)):
+            return  # (nothing to show, or nothing to read it from: a struct local read again by its name is)
+        self.post_message(self.ShowValue(d.path.split(":", 1)[-1], d.value or "", d.varobj, expr))
 
     def action_show_memory(self) -> None:
         node = self.cursor_node
@@ -353,7 +365,7 @@ class VariablesTree(Tree[VarNode]):
             return
         d = node.data
         expr = d.expression if d.expression else (d.name if d.path.startswith("local:") and d.parent_path is None else None)
-        self.post_message(self.ShowMemory(d.value, d.varobj, expr))
+        self.post_message(self.ShowMemory(d.value, d.varobj, expr, d.type, d.name))
 
 
 class LocalsPane(VariablesTree):
@@ -487,7 +499,7 @@ class WatchPane(VariablesTree):
             else:
                 try:
                     obj = await self._create(expr)
-                    v.varobj, v.type, v.value = obj.name, obj.type, obj.value
+                    v.varobj, v.type, v.value, v.error = obj.name, obj.type, obj.value, obj.error
                     v.extra["numchild"] = obj.numchild or (1 if obj.dynamic and obj.has_more else 0)
                 except EngineError as exc:
                     v.error = str(exc)

@@ -209,13 +209,7 @@ class ValueScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         log = self.query_one(TextLog)
-        chunks = []
-        for line in self.value.split("\n"):
-            while len(line) > 200:
-                chunks.append(line[:200])
-                line = line[200:]
-            chunks.append(line)
-        log.write_lines(chunks)
+        log.write_lines(self.value.split("\n"))  # (a long line wraps)
         log.scroll_home(animate=False)
         log.focus()
 
