@@ -537,10 +537,23 @@ def run_ui(cfg, ui: UIOptions) -> int:
     settings = tconfig.load_settings(ui.config)  # bad config: UsageError before gdb starts
     theme = tconfig.resolve_theme_name(ui.theme or settings.theme)
     keymap = tconfig.load_keymap(ui.keymap or settings.keymap, settings.keys)
+    importlib.import_module("tuidbg.engine.debugger")  # (the session's modules: see go())
 
     async def go() -> int:
-        session = await start_session(cfg)
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # The screen's code is imported (a quarter of a second of Python, in a thread) while gdb starts and
+        # answers the session's set-up (the loop talks to gdb meanwhile; gdb runs on the other core), and, for
+        # run, while gdb loads and starts the program: on 2 cores these overlap the program's own start and
+        # gdb's reading of its libraries' symbols (bench/torch_first_stop.py, bench/cold_start.py). The
+        # session's modules are imported before (the thread would slow the start of gdb).
+        terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        ui_import = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")) if terminal else None
+        try:
+            session = await start_session(cfg)
+        except BaseException:
+            if ui_import is not None:
+                await asyncio.gather(ui_import, return_exceptions=True)  # (a thread is not cancelled)
+            raise
+        if not terminal:
             await _close_quietly(session)  # detaches an attached process
             raise UsageError(
                 "the debugger's screen needs a terminal (run it in one, e.g. ssh -t or tmux); "
@@ -548,13 +561,10 @@ def run_ui(cfg, ui: UIOptions) -> int:
             )
         try:  # (until the screen runs, nothing else would end the program started here)
             if cfg.mode == "run":
-                # gdb loads and starts the program while the screen's code is imported (a quarter of a second of
-                # Python, in a thread: the loop talks to gdb meanwhile) and the screen starts: on 2 cores these
-                # overlap the program's own start and gdb's reading of its libraries' symbols
-                # (bench/torch_first_stop.py). What the program prints and where it stops meanwhile wait for the
-                # screen (DebugSession's backlogs and state); so does the launch's failure, for the screen to report.
+                # What the program prints and where it stops meanwhile wait for the screen (DebugSession's
+                # backlogs and state); so does the launch's failure, for the screen to report.
                 session.begin_launch()
-                await asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")
+            await ui_import
             from tuidbg.ui.app import TuidbgApp
 
             from tuidbg.ui.terminal import TerminalGuard
