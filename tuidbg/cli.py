@@ -84,25 +84,9 @@ def _add_fresh(p) -> None:
 
 def version_text() -> str:
     """``tuidbg X.Y.Z``, then the gdb (and cuda-gdb, when there is one) that tuidbg would run, with their versions."""
-    import shutil
-    import subprocess
+    from tuidbg.gdbversion import version_text as text
 
-    lines = [f"tuidbg {__version__}"]
-    for name, path in (("gdb", shutil.which("gdb")), ("cuda-gdb", _cuda_gdb_or_none())):
-        if path is None:
-            if name == "gdb":
-                lines.append("gdb: not found on PATH (apt-get install gdb)")
-            continue
-        try:
-            res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20,
-                                 stdin=subprocess.DEVNULL)
-            out = (res.stdout or res.stderr).splitlines()  # (a gdb that cannot start says why on stderr)
-        except (OSError, subprocess.SubprocessError) as exc:
-            out = [f"(did not answer --version: {exc})"]
-        # gdb: "GNU gdb (Debian 13.1-3) 13.1"; cuda-gdb: "NVIDIA (R) CUDA Debugger" then "11.8 release"
-        ver = " ".join(out[:2]) if out and out[0].startswith("NVIDIA") else (out[0] if out else "?")
-        lines.append(f"{name}: {path} ({ver.strip()})")
-    return "\n".join(lines)
+    return text(__version__, _cuda_gdb_or_none())
 
 
 def _cuda_gdb_or_none() -> str | None:
@@ -252,6 +236,9 @@ def split_run_argv(argv: list[str]) -> tuple[list[str], list[str], str | None]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if argv == ["--version"]:  # (timed against gdb --version: no argparse)
+            print(version_text())
+            return 0
         if argv[:1] == ["dump"]:
             # `tuidbg dump PID` is timed end to end against py-spy: its plain forms skip argparse
             from tuidbg.dump import cmd_dump, parse_plain

@@ -35,9 +35,13 @@ class Target:
 
 
 def _which(name: str) -> str | None:
-    import shutil
-
-    return shutil.which(name)
+    """``shutil.which(name)`` for a name without a slash, without importing shutil (``tuidbg --version``
+    finds gdb and cuda-gdb with it: bench/cold_start.py)."""
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(d, name)
+        if os.access(path, os.F_OK | os.X_OK) and not os.path.isdir(path):
+            return path
+    return None
 
 
 def find_gdb(gdb: str | None, cuda: bool) -> str:
