@@ -27,9 +27,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from tuidbg.engine.cuda_model import CudaFocus, CudaSnapshot, WarpWatch
 from tuidbg.engine.mi import MIRecord, exit_code, to_int
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint, PyStack
 from tuidbg.engine.records import (  # noqa: F401  (the words of the state, importable from here too)
@@ -42,6 +41,9 @@ from tuidbg.engine.records import (  # noqa: F401  (the words of the state, impo
     Thread,
     Variable,
 )
+
+if TYPE_CHECKING:  # (imported where used: the dump's merge, which needs this module's words, does without it)
+    from tuidbg.engine.cuda_model import CudaFocus, CudaSnapshot, WarpWatch
 
 
 class ProcessState(enum.Enum):
@@ -221,6 +223,8 @@ class DebuggerState:
         if self.cuda.focus_known:
             return self.cuda.focus
         if self.stop is not None:
+            from tuidbg.engine.cuda_model.coords import CudaFocus
+
             return CudaFocus.from_mi(self.stop.payload.get("CudaFocus"))
         return None
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from tuidbg.engine.python.model import (
     EXCEPTION_STOPS, AgentStop, PyFrame, PyFrameInfo, PyStack, PyThread, _fast, user_frames,
 )
-from tuidbg.engine.state import DebuggerState, Frame
+from tuidbg.engine.records import Frame
+
+if TYPE_CHECKING:  # (not imported at run time: ``tuidbg dump --native`` merges without the engine's state and CUDA model)
+    from tuidbg.engine.state import DebuggerState
 
 
 # ---------------------------------------------------------------------------------------------
