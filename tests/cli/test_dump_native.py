@@ -313,3 +313,51 @@ def test_every_interpreter_same_stacks_as_gdb(build_dir, tmp_path, cleanup, name
         py = [[f["function"], f["file"], f["line"]] for f in reversed(threads[lwp]["frames"]) if f["kind"] == "python"]
         assert py == frames + [[fn, str(MIX), line_of(MIX, fn)]]
     _assert_running_untraced(proc)
+
+
+def _stacks_each_way(pid: int) -> dict:
+    """Every thread's native stack, unwound (in one stop) with the stack read in one window from its pointer
+    up, with a window that ends inside the stack, and a page at a time (procread/native.py, STACK_WINDOW)."""
+    from tuidbg.procread.freeze import Freeze
+    from tuidbg.procread.native import STACK_WINDOW, Unwinder
+    from tuidbg.procread.target import ProcTarget
+
+    target = ProcTarget(pid)
+    try:
+        with Freeze(pid, 5.0) as fz:
+            target.tids = fz.tids
+            unwinder = Unwinder(target)
+            out = {}
+            for window in (STACK_WINDOW, 4096, 0):
+                stacks = {tid: unwinder.stack(tid, window=window) for tid in fz.tids}
+                out[window] = {tid: ([(f.pc, f.sp, f.name, f.library, f.offset) for f in s.frames], s.cut)
+                               for tid, s in stacks.items()}
+            return out
+    finally:
+        target.close()
+
+
+@pytest.mark.parametrize("name", interpreter_params(["pyenv-3.10", "debian-3.11"]))
+def test_a_stack_read_at_once_unwinds_as_read_page_by_page(tmp_path, cleanup, name):
+    interp = resolve(name, tmp_path)
+    ready = tmp_path / "ready.json"
+    deep = tmp_path / "deep.json"
+    procs = [subprocess.Popen([str(interp.exe), str(MIX), "4", str(ready)], env=env_with(interp.env),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+             # (3.10: six C frames a Python call; 5,000 calls deep is more stack than the window)
+             subprocess.Popen([str(interp.exe), str(PY_PROGRAMS / "deep_sleep.py"), "5000", str(deep)],
+                              env=env_with(interp.env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)]
+    cleanup.extend(procs)
+    from pystack_helpers import wait_for_files
+
+    wait_for_files([ready, deep], procs)
+    for proc in procs:
+        each = _stacks_each_way(proc.pid)
+        whole = each[max(each)]
+        assert len(whole) >= 2 and all(cut is None and len(frames) > 3 for frames, cut in whole.values()), whole
+        assert each[4096] == whole and each[0] == whole
+        _assert_running_untraced(proc)
+    deepest = max(frames[-1][1] - frames[0][1] for frames, _cut in _stacks_each_way(procs[1].pid)[0].values())
+    if name == "pyenv-3.10":
+        assert deepest > (1 << 20)  # (the window's fallback to page reads was taken)

@@ -42,6 +42,10 @@ from .regs import registers
 from .unwind import MASK, RA, CfiError, Cfi, Image, eval_expr
 
 MAX_FRAMES = 100000
+# A thread's stack is read in one go, from the page of its stack pointer up: the used stack, to the end of its
+# mapping (the read stops there) or this many bytes; the rest, a page at a time. (One read where 64 threads
+# took 3-4 page reads each: tuidbg dump --native, bench/dump_native.py.)
+STACK_WINDOW = 1 << 20
 SIGNAL_FRAME = "<signal handler called>"  # a signal trampoline's frame, named as gdb names it
 DEBUG_DIR = "/usr/lib/debug"
 _files = {}  # (path, mtime, size) -> _File (or None: not ELF, or unreadable)
@@ -231,13 +235,21 @@ class Unwinder(object):
             return self._ranges[i]
         return None
 
-    def stack(self, tid, max_frames=MAX_FRAMES):
-        """The ``Stack`` of stopped thread ``tid`` (regs.Unsupported if its registers cannot be read)."""
+    def stack(self, tid, max_frames=MAX_FRAMES, window=STACK_WINDOW):
+        """The ``Stack`` of stopped thread ``tid`` (regs.Unsupported if its registers cannot be read). ``window``: the
+        bytes read at once from the stack pointer's page up (0: a page at a time, as every read past the window;
+        tests/cli/test_dump_native.py holds that both give the same stacks)."""
         regs = registers(tid)
         pages = {}
         read = self.target.read
+        base = regs[7] & ~0xFFF
+        read_upto = getattr(self.target, "read_upto", None)
+        stack = read_upto(base, window) if window and read_upto is not None else b""
+        stack_end = base + len(stack)
 
         def read_u64(addr):
+            if base <= addr and addr + 8 <= stack_end:
+                return _U64(stack, addr - base)[0]
             page = addr & ~0xFFF
             if (addr & 0xFFF) > 0xFF8:
                 return _U64(read(addr, 8))[0]

@@ -75,6 +75,14 @@ class ProcTarget(Target):
             raise ReadError(addr, size, "short read" if data else "not mapped (or the process exited)")
         return data
 
+    def read_upto(self, addr, size):
+        """Up to ``size`` bytes from ``addr``: fewer where the mapped memory ends (a read of /proc/PID/mem stops at
+        the first address it cannot read and returns what came before), b"" where none can be read."""
+        try:
+            return os.pread(self._fd, size, addr)
+        except (OSError, OverflowError, ValueError):
+            return b""
+
     # -- object files, symbols, sections -----------------------------------------------------------
 
     def _local(self, path):
