@@ -43,8 +43,9 @@ from .unwind import MASK, RA, CfiError, Cfi, Image, eval_expr
 
 MAX_FRAMES = 100000
 # A thread's stack is read in one go, from the page of its stack pointer up: the used stack, to the end of its
-# mapping (the read stops there) or this many bytes; the rest, a page at a time. (One read where 64 threads
-# took 3-4 page reads each: tuidbg dump --native, bench/dump_native.py.)
+# mapping (/proc/PID/maps: a read of /proc/PID/mem would go on through the guard page below the next thread's
+# stack, which it reads as zeros) or this many bytes; the rest, a page at a time. (One read where 64 threads took
+# 3-4 page reads each: tuidbg dump --native, bench/dump_native.py.)
 STACK_WINDOW = 1 << 20
 SIGNAL_FRAME = "<signal handler called>"  # a signal trampoline's frame, named as gdb names it
 DEBUG_DIR = "/usr/lib/debug"
@@ -205,6 +206,8 @@ class Unwinder(object):
         self.target = target
         self._ranges = []  # sorted [(start, end, _File or None, bias, path)]
         self._starts = []
+        self._maps = []  # sorted [(start, end)] of every mapping, anonymous ones too (the stacks)
+        self._map_starts = []
         self._load()
 
     def _load(self):
@@ -217,7 +220,13 @@ class Unwinder(object):
             bias = _bias(elf.image, maps) if elf is not None else None
             for m in maps:
                 self._ranges.append((m.start, m.end, elf if bias is not None else None, bias or 0, path))
-        vdso = _vdso_range(t.pid)
+        vdso = None
+        for lo, hi, name in _all_maps(t.pid):
+            self._maps.append((lo, hi))
+            if name == "[vdso]":
+                vdso = (lo, hi)
+        self._maps.sort()
+        self._map_starts = [m[0] for m in self._maps]
         if vdso is not None:
             try:
                 img = Image(t.read(vdso[0], vdso[1] - vdso[0]))
@@ -244,7 +253,9 @@ class Unwinder(object):
         read = self.target.read
         base = regs[7] & ~0xFFF
         read_upto = getattr(self.target, "read_upto", None)
-        stack = read_upto(base, window) if window and read_upto is not None else b""
+        i = bisect.bisect_right(self._map_starts, base) - 1
+        end = min(self._maps[i][1], base + window) if i >= 0 and base < self._maps[i][1] else base
+        stack = read_upto(base, end - base) if end > base and read_upto is not None else b""
         stack_end = base + len(stack)
 
         def read_u64(addr):
@@ -348,13 +359,15 @@ def _bias(img, maps):
     return None
 
 
-def _vdso_range(pid):
+def _all_maps(pid):
+    """[(start, end, name)] of every mapping of the process (name: a path, ``[stack]``, ``[vdso]``, or "")."""
+    out = []
     try:
         with open("/proc/%d/maps" % pid) as f:
             for line in f:
-                if line.rstrip().endswith("[vdso]"):
-                    lo, _, hi = line.split(None, 1)[0].partition("-")
-                    return int(lo, 16), int(hi, 16)
-    except (OSError, ValueError):
-        return None
-    return None
+                parts = line.split(None, 5)
+                lo, _, hi = parts[0].partition("-")
+                out.append((int(lo, 16), int(hi, 16), parts[5].strip() if len(parts) > 5 else ""))
+    except (OSError, ValueError, IndexError):
+        return out
+    return out
