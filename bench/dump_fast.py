@@ -11,7 +11,7 @@ to end, from the command's start to its exit, as a user runs it:
                                 read it, as tuidbg does.
 
 Cases: ``threads``: 64 threads x 20 Python frames, Debian's stripped /usr/bin/python3.11
-(bench/programs/py_threads_deep.py); ``deep-2000``: one thread 2,000 frames deep, pyenv 3.12;
+(bench/programs/py_threads_deep.py); ``threads-16``: the same with 16 threads (issue 31); ``deep-2000``: one thread 2,000 frames deep, pyenv 3.12;
 ``deep-10000`` and ``deep-50000``: on pyenv 3.12 and Debian's 3.11 (tests/programs/py/deep_sleep.py).
 
 Every output is checked against the program's own ``traceback.extract_stack``: "exact" when
@@ -21,7 +21,13 @@ tuidbg run the process must be running with TracerPid 0.
 The peers come from PyPI into their own venv, bench/_build/peers-venv
 (bench/requirements-peers.txt), on first use.
 
-Usage: .venv/bin/python bench/dump_fast.py [--runs 11] [--gdb-runs 3] [--case NAME ...]
+The tools take turns in an order rotated each round (the first tool of a round is not always the same).
+``--only REGEX`` keeps the tools whose name matches (e.g. ``'tuidbg dump$|py-spy'``); ``--baseline DIR``
+(repeatable) adds "tuidbg dump (DIR's name)": the tuidbg package of another tree (``git archive main tuidbg |
+tar -x -C /tmp/main``), run as ``python -m tuidbg`` with PYTHONPATH=DIR, in the same rounds.
+
+Usage: .venv/bin/python bench/dump_fast.py [--runs 11] [--gdb-runs 3] [--case NAME ...] [--only REGEX]
+       [--baseline DIR]...
 """
 
 from __future__ import annotations
@@ -138,15 +144,15 @@ def start(cmd: list[str], ready: Path, timeout: float = 120) -> subprocess.Popen
     return proc
 
 
-def case_threads(tmp: Path):
-    ready = tmp / "threads.json"
-    proc = start([str(DEBIAN_PY311), str(THREADS_PROG), "64", "20", str(ready)], ready)
+def case_threads(tmp: Path, n: int = 64):
+    ready = tmp / f"threads{n}.json"
+    proc = start([str(DEBIAN_PY311), str(THREADS_PROG), str(n), "20", str(ready)], ready)
     data = json.loads(ready.read_text())
     leaf = (THREADS_PROG.name, line_of(THREADS_PROG, "leaf_sleep"))
     expected = [[leaf] + [(os.path.basename(f), ln) for _n, f, ln in reversed(frames)]
                 for frames in data["threads"].values()]
     assert all(len(e) == 20 for e in expected), [len(e) for e in expected]
-    return proc, expected, f"64 threads x 20 frames, {DEBIAN_PY311} (stripped)"
+    return proc, expected, f"{n} threads x 20 frames, {DEBIAN_PY311} (stripped)"
 
 
 def case_deep(depth: int, python: Path, label: str):
@@ -165,6 +171,7 @@ def cases(selected: list[str] | None):
     out = []
     if DEBIAN_PY311.exists():
         out.append(("threads", case_threads))
+        out.append(("threads-16", lambda tmp: case_threads(tmp, 16)))
     if py312:
         out.append(("deep-2000", case_deep(2000, py312, f"pyenv {py312.parent.parent.name}")))
         out.append(("deep-10000", case_deep(10000, py312, f"pyenv {py312.parent.parent.name}")))
@@ -193,7 +200,8 @@ def take_turns(tools, rounds: int, env: dict, proc: subprocess.Popen, expected) 
     times: dict[str, list[float]] = {t[0]: [] for t in tools}
     verdicts: dict[str, str] = {}
     for r in range(rounds):
-        for tname, cmd, parse, runs in tools:
+        k = r % len(tools)
+        for tname, cmd, parse, runs in tools[k:] + tools[:k]:  # (the order rotated each round)
             if r >= runs:
                 continue
             ms, rc, out, err = run_one(cmd, env)
@@ -209,11 +217,26 @@ def take_turns(tools, rounds: int, env: dict, proc: subprocess.Popen, expected) 
     return times, verdicts
 
 
+def baseline_tools(dirs: list[str], args: list[str], name: str, parse, runs: int) -> list:
+    """``name (DIR's name)``: ``python -m tuidbg ARGS`` with the tuidbg of each DIR (bytecode compiled first)."""
+    out = []
+    for d in dirs:
+        d = os.path.abspath(d)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(d, "tuidbg")], capture_output=True)
+        cmd = ["env", f"PYTHONPATH={d}", sys.executable, "-P", "-m", "tuidbg", *args]
+        out.append((f"{name} ({os.path.basename(d)})", cmd, parse, runs))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--gdb-runs", type=int, default=3)
-    ap.add_argument("--case", action="append", help="threads, deep-2000, deep-10000, deep-50000 (default: all)")
+    ap.add_argument("--case", action="append",
+                    help="threads, threads-16, deep-2000, deep-10000, deep-50000 (default: all)")
+    ap.add_argument("--only", metavar="REGEX", help="only the tools whose name matches")
+    ap.add_argument("--baseline", metavar="DIR", action="append", default=[],
+                    help="also run the tuidbg package found in DIR (repeatable)")
     args = ap.parse_args()
     spy, pystack = peers()
     env = dict(os.environ)
@@ -237,6 +260,9 @@ def main() -> int:
             ("py-spy dump", [spy, "dump", "--pid", pid], stacks_tuidbg_or_spy, args.runs),
             ("pystack remote", [pystack, "remote", pid], stacks_pystack, args.runs),
         ]
+        tools += baseline_tools(args.baseline, ["dump", pid], "tuidbg dump", stacks_tuidbg_or_spy, args.runs)
+        if args.only:
+            tools = [t for t in tools if re.search(args.only, t[0]) or t[0] == "py-spy dump"]
         try:
             times, verdicts = take_turns(tools, args.runs, env, proc, expected)
         finally:
@@ -260,7 +286,9 @@ def main() -> int:
         print(f"| {head} | `{tname}` | {med:.1f} | {lo:.1f} | {hi:.1f} | {n} | {ratio:.2f}x | {v} |")
     print()
     for name, label, tname, med, _lo, _hi, _n, ratio, v in rows:
-        if tname == "tuidbg dump" and name in ("threads", "deep-2000"):
+        if tname == "tuidbg dump" and name == "threads-16":
+            print(f"goal ({name}: tuidbg dump <= py-spy, issue 31): {'met' if ratio <= 1.0 else 'missed'} ({ratio:.2f}x, {v})")
+        elif tname == "tuidbg dump" and name in ("threads", "deep-2000"):
             print(f"goal ({name}: tuidbg dump <= 1.5x py-spy): {'met' if ratio <= 1.5 else 'missed'} ({ratio:.2f}x, {v})")
         elif tname == "tuidbg dump":
             print(f"goal ({name}, {label}: exact): {'met' if v == 'exact' else 'missed'} ({v})")
