@@ -35,6 +35,12 @@ def _hooked() -> int:
     base = time.perf_counter() - (time.clock_gettime(time.CLOCK_BOOTTIME) - started)
     events: list[tuple[float, float, str, str]] = []
 
+    def dump():
+        with open(os.environ["TIMELINE_OUT"] + ".tmp", "w") as f:
+            for wall, cpu, thread, what in events:
+                f.write(f"{wall:.1f}\t{cpu:.1f}\t{thread}\t{what}\n")
+        os.replace(os.environ["TIMELINE_OUT"] + ".tmp", os.environ["TIMELINE_OUT"])
+
     def mark(what: str) -> None:
         events.append(((time.perf_counter() - base) * 1000, time.process_time() * 1000,
                        threading.current_thread().name[:10], what))
@@ -105,6 +111,7 @@ def _hooked() -> int:
                 n[0] += 1
                 if n[0] <= 6:
                     mark("first write" if n[0] == 1 else f"write {n[0]}")
+                    dump()  # (also here: a hang-up ends tuidbg without its atexit handlers)
                 return write(data)
 
             drv.write = w
@@ -125,11 +132,6 @@ def _hooked() -> int:
 
     cli.start_session = h_start_session
 
-    def dump():
-        with open(os.environ["TIMELINE_OUT"], "w") as f:
-            for wall, cpu, thread, what in events:
-                f.write(f"{wall:.1f}\t{cpu:.1f}\t{thread}\t{what}\n")
-
     atexit.register(dump)
     sys.argv[0] = "tuidbg"
     return cli.main(sys.argv[1:])
@@ -142,7 +144,8 @@ def main() -> int:
     import tempfile
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--wait", type=float, default=5.0, help="seconds before q is sent (the start must be over)")
+    ap.add_argument("--wait", type=float, default=5.0,
+                    help="seconds before the terminal goes away (the start must be over by then)")
     ap.add_argument("--raw", action="store_true")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -159,12 +162,11 @@ def main() -> int:
     subprocess.run([*tmux, "new-session", "-d", "-s", "b", "-x", "120", "-y", "40", "-c", work, cmd], check=True)
     try:
         time.sleep(a.wait)
-        subprocess.run([*tmux, "send-keys", "-t", "b", "q"])
-        deadline = time.monotonic() + 30
-        while not os.path.exists(out) and time.monotonic() < deadline:
-            time.sleep(0.1)
     finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        subprocess.run([*tmux, "kill-server"], capture_output=True)  # (tuidbg quits on the hang-up, as on q)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(out) and time.monotonic() < deadline:
+        time.sleep(0.1)
     with open("/proc/loadavg") as f:
         print(f"load average {' '.join(f.read().split()[:3])}")
     print(f"{'wall ms':>8} {'CPU ms':>8}  {'thread':10} moment")

@@ -21,6 +21,7 @@ from tuidbg.launch import (
 )
 
 EXIT_USAGE = 2
+START_SWITCH_S = 0.0005  # the GIL's switch interval while the screen's code is imported beside gdb's start (run_ui)
 # What the completion script offers for an option's value (shtab.FILE and shtab.DIRECTORY, written
 # out: building the parser must not import shtab; tuidbg.completion makes the script).
 FILE = {"bash": "_shtab_compgen_files", "zsh": "_files"}
@@ -533,6 +534,10 @@ def run_ui(cfg, ui: UIOptions) -> int:
         # gdb's reading of its libraries' symbols (bench/torch_first_stop.py, bench/cold_start.py). The
         # session's modules are imported before (the thread would slow the start of gdb).
         terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        # The loop waits on gdb's answers while the thread imports: each answer waits for the GIL, up to the
+        # switch interval (5 ms by default: the session's 25-odd set-up commands took 20-70 ms each on a loaded
+        # machine). The screen sets 0.1 ms once it runs (TuidbgApp.on_mount); 0.5 ms until then.
+        sys.setswitchinterval(min(sys.getswitchinterval(), START_SWITCH_S))
         ui_import = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "tuidbg.ui.app")) if terminal else None
         try:
             session = await start_session(cfg)
