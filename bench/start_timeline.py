@@ -41,9 +41,13 @@ def _hooked() -> int:
                 f.write(f"{wall:.1f}\t{cpu:.1f}\t{thread}\t{what}\n")
         os.replace(os.environ["TIMELINE_OUT"] + ".tmp", os.environ["TIMELINE_OUT"])
 
+    painted = []
+
     def mark(what: str) -> None:
         events.append(((time.perf_counter() - base) * 1000, time.process_time() * 1000,
                        threading.current_thread().name[:10], what))
+        if painted:
+            dump()  # (kept as it goes once the screen is up: a hang-up ends tuidbg without its atexit handlers)
 
     watched = ("asyncio", "tuidbg.engine.debugger", "tuidbg.engine.session", "textual", "textual.app", "tuidbg.ui.app")
     patches = {}
@@ -110,8 +114,8 @@ def _hooked() -> int:
             def w(data):
                 n[0] += 1
                 if n[0] <= 6:
+                    painted.append(True)
                     mark("first write" if n[0] == 1 else f"write {n[0]}")
-                    dump()  # (also here: a hang-up ends tuidbg without its atexit handlers)
                 return write(data)
 
             drv.write = w

@@ -13,6 +13,7 @@ with the keyboard; breakpoints toggle at the cursor or by a click in the gutter.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,7 +62,13 @@ PC_PAINT_WAIT = 0.05
 CHUNK = 2000  # bigger files are lexed a chunk at a time, as the chunks come into view
 
 
-def _lexer_for(path: str):
+@functools.lru_cache(maxsize=64)
+def _lexer_for(name: str):
+    """The lexer of a file name (a base name: pygments looks at nothing else). Chosen in the highlighting thread:
+    pygments matches the name against every lexer's patterns and, the first time, reads every installed
+    distribution's entry points for plugin lexers (a tenth of ``tuidbg run``'s first screen's CPU when it was
+    chosen in show_file, bench/cold_start.py)."""
+    path = name
     try:
         return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
     except ClassNotFound:
@@ -242,7 +249,6 @@ class SourceView(ScrollView, can_focus=True):
             self._pending_chunks = set()
             self._cache.clear()
             self._generation += 1
-            self._lexer = _lexer_for(path)
             self._request_chunk(0)
         self.virtual_size = Size(self._content_width(), len(self.lines))
         if line is not None:
@@ -373,12 +379,12 @@ class SourceView(ScrollView, can_focus=True):
         size = self._chunk_size()
         text = "\n".join(self.lines[chunk * size : (chunk + 1) * size])
         self._pending_chunks.add(chunk)
-        self._highlight(self._generation, chunk, text)
+        self._highlight(self._generation, chunk, text, os.path.basename(self.path or ""))
 
     @work(thread=True, group="highlight", exit_on_error=False)
-    def _highlight(self, generation: int, chunk: int, text: str) -> None:
+    def _highlight(self, generation: int, chunk: int, text: str, name: str) -> None:
         rows: list[list[tuple[str, str]]] = [[]]
-        for ttype, value in self._lexer.get_tokens(text):
+        for ttype, value in _lexer_for(name).get_tokens(text):
             cls = token_class(ttype)
             parts = value.split("\n")
             for i, part in enumerate(parts):
