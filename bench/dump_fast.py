@@ -8,7 +8,8 @@ to end, from the command's start to its exit, as a user runs it:
 - ``tuidbg dump --via-gdb PID`` the gdb reader, for reference (``--gdb-runs`` rounds; not on the
                                 50,000-frame case);
 - ``py-spy dump --pid PID``     and ``pystack remote PID``: both stop the process while they
-                                read it, as tuidbg does.
+                                read it, as tuidbg does;
+- ``python -c pass``            for reference: tuidbg's interpreter starting and doing nothing (the floor).
 
 Cases: ``threads``: 64 threads x 20 Python frames, Debian's stripped /usr/bin/python3.11
 (bench/programs/py_threads_deep.py); ``threads-16``: the same with 16 threads (issue 31); ``deep-2000``: one thread 2,000 frames deep, pyenv 3.12;
@@ -99,6 +100,22 @@ def stacks_tuidbg_or_spy(text: str) -> list[list[tuple[str, int]]]:
     return [s for s in out if s]
 
 
+def stacks_grouped(text: str) -> list[list[tuple[str, int]]]:
+    """The Python frames of each stack of tuidbg's or py-spy's text (tuidbg's groups of identical
+    stacks: one stack per group)."""
+    out: list[list[tuple[str, int]]] = []
+    cur = None
+    for line in text.splitlines():
+        if line.startswith(("Thread ", "Process ")) or (line and not line.startswith(" ") and " threads: " in line):
+            cur = []
+            out.append(cur)
+            continue
+        m = _PY_LINE.match(line)
+        if m and cur is not None:
+            cur.append((os.path.basename(m.group(2)), int(m.group(3))))
+    return [s for s in out if s]
+
+
 def stacks_pystack(text: str) -> list[list[tuple[str, int]]]:
     out: list[list[tuple[str, int]]] = []
     cur = None
@@ -114,6 +131,8 @@ def stacks_pystack(text: str) -> list[list[tuple[str, int]]]:
 
 
 def verdict(rc: int, text: str, err: str, parse, expected: list[list[tuple[str, int]]]) -> str:
+    if parse is None:
+        return "(reference: reads nothing)"
     if rc != 0:
         lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
         why = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "no message")[:90]
@@ -254,13 +273,15 @@ def main() -> int:
         pid = str(proc.pid)
         deep50k = name == "deep-50000"
         tools = [
-            ("tuidbg dump", [*tuidbg, "dump", pid], stacks_tuidbg_or_spy, args.runs),
-            ("tuidbg dump --via-gdb", [*tuidbg, "dump", "--via-gdb", pid], stacks_tuidbg_or_spy,
+            ("tuidbg dump", [*tuidbg, "dump", pid], stacks_grouped, args.runs),
+            ("tuidbg dump --via-gdb", [*tuidbg, "dump", "--via-gdb", pid], stacks_grouped,
              0 if deep50k else args.gdb_runs),
             ("py-spy dump", [spy, "dump", "--pid", pid], stacks_tuidbg_or_spy, args.runs),
             ("pystack remote", [pystack, "remote", pid], stacks_pystack, args.runs),
         ]
-        tools += baseline_tools(args.baseline, ["dump", pid], "tuidbg dump", stacks_tuidbg_or_spy, args.runs)
+        tools += baseline_tools(args.baseline, ["dump", pid], "tuidbg dump", stacks_grouped, args.runs)
+        # the floor under tuidbg dump: its interpreter starting (with the venv's site) and doing nothing
+        tools.append(("python -c pass", [sys.executable, "-c", "pass"], None, args.runs))
         if args.only:
             tools = [t for t in tools if re.search(args.only, t[0]) or t[0] == "py-spy dump"]
         try:

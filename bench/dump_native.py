@@ -41,24 +41,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dump_fast import (  # noqa: E402
-    ROOT, TUIDBG, _PY_LINE, baseline_tools, case_threads, peers, run_one, stacks_pystack, take_turns,
+    ROOT, TUIDBG, baseline_tools, case_threads, peers, run_one, stacks_grouped, stacks_pystack, take_turns,
 )
-
-
-def stacks_grouped(text: str) -> list[list[tuple[str, int]]]:
-    """The Python frames of each stack of tuidbg's or py-spy's text (tuidbg's groups of identical
-    stacks: one stack per group)."""
-    out: list[list[tuple[str, int]]] = []
-    cur = None
-    for line in text.splitlines():
-        if line.startswith(("Thread ", "Process ")) or (line and not line.startswith(" ") and " threads: " in line):
-            cur = []
-            out.append(cur)
-            continue
-        m = _PY_LINE.match(line)
-        if m and cur is not None:
-            cur.append((os.path.basename(m.group(2)), int(m.group(3))))
-    return [s for s in out if s]
 
 
 def main() -> int:
