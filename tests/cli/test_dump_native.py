@@ -361,3 +361,51 @@ def test_a_stack_read_at_once_unwinds_as_read_page_by_page(tmp_path, cleanup, na
     deepest = max(frames[-1][1] - frames[0][1] for frames, _cut in _stacks_each_way(procs[1].pid)[0].values())
     if name == "pyenv-3.10":
         assert deepest > (1 << 20)  # (the window's fallback to page reads was taken)
+
+
+def _reference_names(elf) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """The function names of ``elf`` as the reader chose them before names were decoded lazily: the best symbol of
+    each start (LOCAL, GLOBAL, WEAK; then the largest; then the first), every name decoded, ``@VERSION`` cut."""
+    from tuidbg.procread import native
+
+    table = native._table(elf.image, ".symtab")
+    if table is None:
+        debug = native._debug_file(elf)
+        table = native._table(debug.image, ".symtab") if debug is not None else None
+    if table is None:
+        table = native._table(elf.image, ".dynsym")
+    best = {}
+    for start, size, rank, name_off, strs in table or ():
+        old = best.get(start)
+        if old is None or (rank, -size) < (old[0], -old[1]):
+            best[start] = (rank, size, name_off, strs)
+    starts = sorted(best)
+    entries = []
+    for s in starts:
+        _rank, size, off, strs = best[s]
+        name = bytes(strs[off:strs.find(b"\0", off)]).decode("utf-8", "replace")
+        entries.append((s, size, name.split("@", 1)[0]))
+    return starts, entries
+
+
+def test_the_names_of_frames_are_the_best_symbols_decoded_when_asked():
+    """procread.native picks each start's best symbol with a sort and decodes a name when a frame asks: the same
+    names, at every function's start, inside it, at its end and past it, as picking and decoding them all."""
+    from tuidbg.procread import native
+
+    libs = [p for p in ("/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                        "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "/usr/bin/python3.11")
+            if os.path.exists(p)]
+    assert libs
+    for path in libs:
+        elf = native._open(path)
+        starts, entries = _reference_names(elf)
+        assert len(entries) > 50, path
+        fresh = native._File(path, elf.image)
+        for start, size, name in entries:
+            for addr in {start, start + max(size, 1) - 1, start + size, start + size + 1}:
+                i = __import__("bisect").bisect_right(starts, addr) - 1
+                s, sz, nm = entries[i]
+                want = None if i < 0 or (sz and addr >= s + sz) else nm
+                assert fresh.symbol(addr) == want, (path, hex(addr), want)
+        assert fresh.symbol(starts[0] - 1) is None

@@ -108,6 +108,11 @@ class _File(object):
         start, size, name = entries[i]
         if size and addr >= start + size:
             return None
+        if not isinstance(name, str):  # (decoded on first use: a stack names a few dozen of thousands)
+            strs, off = name
+            end = strs.find(b"\0", off)
+            name = bytes(strs[off:end]).decode("utf-8", "replace").split("@", 1)[0]
+            entries[i] = (start, size, name)
         return name
 
 
@@ -142,18 +147,14 @@ def _symbols(elf):
         table = _table(img, ".dynsym")
     if table is None:
         return [], []
-    best = {}  # start -> (rank, size, name offset, strtab)
-    for start, size, rank, name_off, strs in table:
-        old = best.get(start)
-        if old is None or (rank, -size) < (old[0], -old[1]):
-            best[start] = (rank, size, name_off, strs)
-    starts = sorted(best)
-    entries = []
-    for s in starts:
-        _rank, size, off, strs = best[s]
-        end = strs.find(b"\0", off)
-        name = bytes(strs[off:end]).decode("utf-8", "replace")
-        entries.append((s, size, name.split("@", 1)[0]))
+    strs = table[0][4]
+    # The best symbol of each start: LOCAL before GLOBAL before WEAK, then the largest, then the first in the
+    # table: sorted by (start, rank, -size, index), the first of each start kept (a dict built from the last to
+    # the first keeps the first). Names are decoded when a frame asks (_File.symbol).
+    order = sorted([(start, rank, -size, i, size, name_off) for i, (start, size, rank, name_off, _s) in enumerate(table)])
+    best = {e[0]: e for e in reversed(order)}
+    starts = list(reversed(best))
+    entries = [(e[0], e[4], (strs, e[5])) for e in reversed(best.values())]
     return starts, entries
 
 
