@@ -256,8 +256,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._start_session()
 
     def _attach_panes(self, session: DebugSession) -> None:
-        bridge = SessionBridge(session)  # the panes' one door to this session
-        self._bridge = bridge
+        bridge = self._bridge = SessionBridge(session)  # the panes' one door to this session
         for w in self.query(VariablesTree):
             w.source = bridge
             w.python_children = self._python_children
@@ -288,21 +287,15 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self._cuda_tab = self.session.info.is_cuda
         tabs = self.query_one("#stack-group", TabbedContent)
         if self._cuda_tab:
-            self._mount_cuda_pane()
+            if not self.query("#cuda"):  # (imported and mounted under cuda-gdb only: the first screen does without it)
+                from tuidbg.ui.panes.cuda import CudaPane
+
+                pane = CudaPane(id="cuda")
+                pane.source = self._bridge  # (it reads the session's state when mounted)
+                self.query_one("#tab-cuda", TabPane).mount(pane)
             tabs.show_tab("tab-cuda")
         else:
             tabs.hide_tab("tab-cuda")
-
-    def _mount_cuda_pane(self) -> None:
-        """The CUDA pane, imported and mounted once gdb turns out to be cuda-gdb: the first screen does without it
-        (bench/cold_start.py; tests/cli/test_import_hygiene.py holds it). It reads the session's state when mounted."""
-        if self.query("#cuda"):
-            return
-        from tuidbg.ui.panes.cuda import CudaPane
-
-        pane = CudaPane(id="cuda")
-        pane.source = self._bridge
-        self.query_one("#tab-cuda", TabPane).mount(pane)
 
     def _register_themes(self) -> None:
         for name, path in tconfig.theme_files().items():
