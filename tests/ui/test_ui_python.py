@@ -85,6 +85,9 @@ async def test_choosing_a_native_eval_frame_highlights_its_python_partner(build_
     async with app.run_test(size=(160, 48)) as pilot:
         await until_stopped(pilot, 60)
         await until(pilot, lambda: app.py_sel == 0, 60, "the SIGTRAP frame selected")
+        # (and its eval frame selected in gdb: that selection, still on its way, would land after frame 0's)
+        await until(pilot, lambda: app.state.selected_frame == app.state.python.stack.thread(
+            app.state.selected_thread).frames[0].native_level, 60, "the SIGTRAP frame's eval frame selected")
         # frame 0 (kill) has no Python partner: the native source is shown, no Python frame selected
         cpp = app.query_one(CppFramesPane)
         app.post_message(CppFramesPane.FrameChosen(0, True))
