@@ -277,26 +277,6 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         self.notify(text, markup=False)
         self._pending.console.append(mi.MIRecord(mi.TEXT, payload=f"python agent: {text}"))
 
-    def _show_cuda_tab(self) -> None:
-        """The CUDA tab is there under cuda-gdb only (known once gdb has started)."""
-        if not self._processes_tab and not self._processes_hidden:
-            self._processes_hidden = True
-            self.query_one("#stack-group", TabbedContent).hide_tab("tab-processes")
-        if not self.session.info.version or self._cuda_tab is not None:
-            return
-        self._cuda_tab = self.session.info.is_cuda
-        tabs = self.query_one("#stack-group", TabbedContent)
-        if self._cuda_tab:
-            if not self.query("#cuda"):  # (imported and mounted under cuda-gdb only: the first screen does without it)
-                from tuidbg.ui.panes.cuda import CudaPane
-
-                pane = CudaPane(id="cuda")
-                pane.source = self._bridge  # (it reads the session's state when mounted)
-                self.query_one("#tab-cuda", TabPane).mount(pane)
-            tabs.show_tab("tab-cuda")
-        else:
-            tabs.hide_tab("tab-cuda")
-
     def _register_themes(self) -> None:
         for name, path in tconfig.theme_files().items():
             try:

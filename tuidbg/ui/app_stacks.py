@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from textual.content import Content
-from textual.widgets import Static, TabbedContent
+from textual.widgets import Static, TabbedContent, TabPane
 
 from tuidbg.engine import cuda, mi, pyagent, pystack
 from tuidbg.engine.errors import EngineError
@@ -315,6 +315,27 @@ class StacksPart:
             self._select_frame(frame.native_level)
         else:
             self._apply_state(st)
+
+    def _show_cuda_tab(self) -> None:
+        """The CUDA tab is there under cuda-gdb only (known once gdb has started); its pane is imported and mounted
+        then (the first screen does without it: tests/cli/test_import_hygiene.py)."""
+        if not self._processes_tab and not self._processes_hidden:
+            self._processes_hidden = True
+            self.query_one("#stack-group", TabbedContent).hide_tab("tab-processes")
+        if not self.session.info.version or self._cuda_tab is not None:
+            return
+        self._cuda_tab = self.session.info.is_cuda
+        tabs = self.query_one("#stack-group", TabbedContent)
+        if self._cuda_tab:
+            if not self.query("#cuda"):
+                from tuidbg.ui.panes.cuda import CudaPane
+
+                pane = CudaPane(id="cuda")
+                pane.source = self._bridge  # (it reads the session's state when mounted)
+                self.query_one("#tab-cuda", TabPane).mount(pane)
+            tabs.show_tab("tab-cuda")
+        else:
+            tabs.hide_tab("tab-cuda")
 
     def on_cpp_frames_pane_host_stack_toggled(self, message: CppFramesPane.HostStackToggled) -> None:
         if cuda.get(self.session) is None or not cuda.device_focus(self.state):

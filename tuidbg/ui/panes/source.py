@@ -64,15 +64,12 @@ CHUNK = 2000  # bigger files are lexed a chunk at a time, as the chunks come int
 
 @functools.lru_cache(maxsize=64)
 def _lexer_for(name: str):
-    """The lexer of a file name (a base name: pygments looks at nothing else). Chosen in the highlighting thread:
-    pygments matches the name against every lexer's patterns and, the first time, reads every installed
-    distribution's entry points for plugin lexers (a tenth of ``tuidbg run``'s first screen's CPU when it was
-    chosen in show_file, bench/cold_start.py)."""
-    path = name
+    """A base name's lexer, chosen in the highlighting thread (pygments tries every lexer's patterns and, at first,
+    reads every distribution's entry points: a tenth of a first Python stop's CPU on the UI thread, issue 31)."""
     try:
-        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+        return get_lexer_for_filename(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
-        if path.endswith((".cu", ".cuh")):
+        if name.endswith((".cu", ".cuh")):
             from pygments.lexers import CudaLexer
 
             return CudaLexer(stripnl=False, ensurenl=False)
