@@ -203,7 +203,9 @@ def case_tools(case: str, baselines: list[str], work: str) -> list[Tool]:
         tools.append(Tool("gdb -tui", ["gdb", "-q", "-tui", "-ex", "run", "/bin/true"],
                           {"paint": r"No Source Available|No process In:", "exited": r"exited normally"}))
         for name, argv, env in tuidbg_cmds(baselines):
-            tools.append(Tool(name, [*argv, "run", "--", "/bin/true"],
+            # (as gdb -tui -ex run: no stop at main, where this tree's run has one)
+            entry = ["--no-stop-at-entry"] if has_entry_stop(argv, env) else []
+            tools.append(Tool(name, [*argv, "run", *entry, "--", "/bin/true"],
                               {"paint": r"Console .*Output|C\+\+ frames", "exited": r"exited normally"}, env))
     elif case == "python":
         py = str(peers_python())
