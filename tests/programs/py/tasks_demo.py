@@ -10,7 +10,8 @@ Once every task is waiting it writes READY_FILE (JSON: pid, the MARK lines, the 
 times a task was asked anything from Python: ``calls``). Then:
 
 - by default the loop idles (no task runs);
-- --block: the task 'blocker' runs and blocks the loop in time.sleep (the task at the stop);
+- --block: the task 'blocker' runs and blocks the loop in time.sleep (the task at the stop), once
+  it has written READY_FILE + ".blocked" (the count of calls then);
 - --crash: the task 'crasher' aborts the process (a core file of a crashed asyncio program).
 
 SIGUSR1 writes READY_FILE + ".calls" with the count then: a reader that ran code in the program (a
@@ -103,8 +104,9 @@ async def awaits_task(other):
 
 
 def blocker():
-    with open(READY + ".blocked", "w"):
-        pass
+    with open(READY + ".blocked.tmp", "w") as f:
+        f.write(str(calls))
+    os.rename(READY + ".blocked.tmp", READY + ".blocked")
     time.sleep(3600)  # MARK:blocker
 
 
