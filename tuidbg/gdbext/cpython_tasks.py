@@ -415,8 +415,8 @@ class TaskReader(object):
         cheap (no other task is read), for the status line at each stop."""
         if not self.available():
             return []
+        t = self._layout()
         if self.minor >= 14:
-            t = self.t
             cur = {}
             for r in self.recs:
                 task = self.mem.ptr(r.tstate + t["ts.asyncio_running_task"])
@@ -427,7 +427,7 @@ class TaskReader(object):
             cur = {task: None for _loop, task in (self.o.dict_items(curd) if curd else [])}
         out = []
         for task in cur:
-            coro = self.mem.ptr(task + self.t["task.coro"])
+            coro = self.mem.ptr(task + t["task.coro"])
             got = self.coros.gen_state(coro) if coro and self.o.name_of(coro) in GEN_TYPES else None
             out.append((task, self.task_name(task), got[0] if got else 0))
         return out

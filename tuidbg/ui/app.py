@@ -12,7 +12,8 @@ gdb that does not answer. The rest of the app is in mixins, one job each (each u
 panes, ``state`` and ``session``):
 
 - ``app_status.StatusPart``: the status line;
-- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them;
+- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them
+  (``app_tasks.TasksPart``: the asyncio tasks);
 - ``app_source.SourcePart``: the source area, files, marks, watches, pane focus and views;
 - ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints, exit notes;
 - ``app_console.ConsolePart``: the console, completion, the program's input;
@@ -54,6 +55,7 @@ from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
+from tuidbg.ui.app_tasks import TasksPart
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.native_actions import NativeActions
@@ -66,6 +68,7 @@ from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.processes import ProcessesPane
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
+from tuidbg.ui.panes.tasks import TasksPane
 from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
 from tuidbg.ui.screens.modals import GdbHungScreen, QuitScreen
 
@@ -115,8 +118,8 @@ class _Pending:
     console: list[mi.MIRecord]
 
 
-class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys, App[int],
-                 inherit_bindings=False):
+class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys,
+                 App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
@@ -199,6 +202,8 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
                     yield ThreadsPane(id="threads")
                 with TabPane("Processes", id="tab-processes"):
                     yield ProcessesPane(id="processes")
+                with TabPane("Tasks", id="tab-tasks"):
+                    yield TasksPane(id="tasks")
                 with TabPane("CUDA", id="tab-cuda"):
                     yield CudaPane(id="cuda")
             with TabbedContent(id="vars-group", initial="tab-locals"):
@@ -430,6 +435,7 @@ class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, Nativ
         with self.batch_update():
             self._update_status(state)
             self._update_processes(state)
+            self._update_tasks(state)
             for p in self.query(CudaPane):
                 p.update_state(state)
             if settled:
