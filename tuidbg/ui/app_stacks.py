@@ -288,7 +288,7 @@ class StacksPart:
         return [
             {
                 "id": b.id, "file": b.file, "line": b.effective_line, "requested_line": b.line,
-                "condition": b.condition, "enabled": b.enabled, "hits": b.hits,
+                "condition": b.condition, "enabled": b.enabled, "hits": b.hits, "task": b.task,
             }
             for b in bps
         ]
