@@ -15,7 +15,8 @@ A task in the JSON (``tasks`` of a process; absent when the program has not impo
      "awaited_by": ["0x7f.."],    # the tasks that await it (ids)
      "error": "..."}              # (only when it could not be read whole)
 
-``tasks_error`` (a process's) says why its tasks could not be read.
+``tasks_error`` (a process's) says why its tasks could not be read; ``tasks_note`` what was not read
+(tasks of another class than ``_asyncio.Task``: asyncio's pure-Python one, a loop's own).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def add(report: dict, d: dict | None, error: str | None) -> None:
         report["tasks_error"] = error
     if d is not None and d.get("available", True):
         report["tasks"] = entries(d, report.get("threads", []))
+        if d.get("skipped"):
+            report["tasks_note"] = d["skipped"]  # (tasks it could not read: of another class)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,8 +142,9 @@ def format_tasks(doc: dict, hosts: bool) -> list[str]:
         head += f", {R.plural(len(groups), 'distinct task stack')}" + (", fewest processes first" if not single else "")
     out.append(head + ":")
     for p in with_tasks:
-        if p.get("tasks_error"):
-            out.append(f"  {R.clean(p['pid'])}: {R.clean(p['tasks_error'])}")
+        for key in ("tasks_error", "tasks_note"):
+            if p.get(key):
+                out.append(f"  {R.clean(p['pid'])}: {R.clean(p[key])}")
     for g in groups:
         out.append("")
         tasks = [t for _p, t in g.members]

@@ -255,3 +255,31 @@ def test_old_dumps_still_merge(tmp_path):
     f.write_text(json.dumps(bad))
     res = run_tuidbg("dump", "--merge", str(f))
     assert res.returncode == 2 and "reads versions 1, 2" in res.stderr
+
+
+def test_uvloop(build_dir, tmp_path, cleanup):
+    """A loop run by uvloop: its tasks are _asyncio.Task too, read the same way (this interpreter, which
+    has uvloop: the test extras)."""
+    pytest.importorskip("uvloop", reason="uvloop is not installed (the test extras: pip install -e .[test])")
+    from pystack_helpers import Interp
+
+    interp = Interp("pyenv-3.11", Path(sys.executable), {}, "dwarf")
+    proc, info = start(interp, tmp_path, cleanup, "--uvloop", "--block")
+    report = dump(str(proc.pid))["processes"][0]
+    assert "tasks_note" not in report
+    check_demo(report, {**info, "names": sorted(info["names"] + ["blocker"])}, sys.version_info[1])
+    b = by_name(report)["blocker"]
+    assert b["running"] and b["current"] and b["thread"] == "1"
+    assert calls_now(proc, tmp_path / "ready.json") == info["calls"]
+
+
+def test_tasks_of_another_class_are_named(build_dir, tmp_path, cleanup):
+    """Tasks that are not _asyncio.Task (asyncio's pure-Python Task) are not read, and the dump says so."""
+    interp = resolve("debian-3.11", build_dir)
+    proc, info = start(interp, tmp_path, cleanup, "--pytask")
+    report = dump(str(proc.pid))["processes"][0]
+    n = len(info["names"]) - 1  # (the main task is asyncio.run's own)
+    assert report["tasks_note"] == f"{n} tasks not read: not _asyncio.Task (Task: {n})"
+    assert [t["name"] for t in report["tasks"]] == [info["main"]]
+    res = run_tuidbg("dump", str(proc.pid))
+    assert f"  {proc.pid}: {n} tasks not read: not _asyncio.Task (Task: {n})" in res.stdout

@@ -97,6 +97,7 @@ class TasksResult(object):
         self.note = None  # why there are none, or what could not be read
         self.registry = None  # where they were found
         self.available = True  # False: the program has not loaded asyncio's C module
+        self.skipped = None  # what was not read: tasks of another class than _asyncio.Task
 
 
 def _layout_from_debug(raw, header):
@@ -253,14 +254,17 @@ class TaskReader(object):
         addrs, current, where = self.registry()
         out.registry = where
         seen = set()
+        others = {}
         for addr in addrs:
             if addr in seen or len(out.tasks) >= MAX_TASKS:
                 continue
             seen.add(addr)
             try:
-                if not self.o.is_a(addr, TASK_TYPE):
-                    continue  # (a task of another class: the pure-Python Task, uvloop's own)
+                lineage = self.o.lineage(self.o.type_of(addr))
             except ReadError:
+                continue
+            if TASK_TYPE not in lineage:  # (a task of another class: asyncio's pure-Python Task, a loop's own)
+                others[lineage[0]] = others.get(lineage[0], 0) + 1
                 continue
             rec = TaskRec(addr)
             try:
@@ -269,6 +273,10 @@ class TaskReader(object):
                 rec.error = "cannot read this task: %s" % exc
             out.tasks.append(rec)
         self._link(out.tasks)
+        if others:
+            out.skipped = "%s not read: not _asyncio.Task (%s)" % (
+                "1 task" if sum(others.values()) == 1 else "%d tasks" % sum(others.values()),
+                ", ".join("%s: %d" % kv for kv in sorted(others.items())))
         if not out.tasks:
             out.note = "no asyncio tasks in this process (%s: empty)" % where
         return out
@@ -453,4 +461,4 @@ def tasks_dict(interp, res):
             "error": r.error,
         })
     return {"v": 1, "status": "ok", "python": interp.version_text, "registry": res.registry, "note": res.note,
-            "available": res.available, "tasks": tasks}
+            "available": res.available, "skipped": res.skipped, "tasks": tasks}

@@ -1,6 +1,6 @@
 """An asyncio service whose tasks are all stuck, for the task reader's tests (3.9+).
 
-Usage: tasks_demo.py READY_FILE [--extra N] [--block] [--crash] [--uvloop]
+Usage: tasks_demo.py READY_FILE [--extra N] [--block] [--crash] [--uvloop] [--pytask]
 
 Tasks: 'stuck-waiter' (stuck_waiter -> wait_for_config -> Event.wait, the Event never set),
 'parent-gather' gathering 'gather-0'..'gather-2' (each asleep), 'parent-tg' with a TaskGroup of
@@ -13,6 +13,8 @@ times a task was asked anything from Python: ``calls``). Then:
 - --block: the task 'blocker' runs and blocks the loop in time.sleep (the task at the stop), once
   it has written READY_FILE + ".blocked" (the count of calls then);
 - --crash: the task 'crasher' aborts the process (a core file of a crashed asyncio program).
+
+--uvloop runs the loop with uvloop; --pytask makes the tasks asyncio's pure-Python Task.
 
 SIGUSR1 writes READY_FILE + ".calls" with the count then: a reader that ran code in the program (a
 task's get_name, repr, attribute) raises it.
@@ -41,6 +43,8 @@ class CountingTask(asyncio.Task):
 
 
 def _factory(loop, coro, **kw):
+    if "--pytask" in ARGS:  # (asyncio's pure-Python Task: not an _asyncio.Task)
+        return asyncio.tasks._PyTask(coro, loop=loop, **kw)
     return CountingTask(coro, loop=loop, **kw)
 
 
