@@ -48,6 +48,7 @@ from tuidbg import dumpframes as F
 from tuidbg.launch import UsageError
 
 FRAMES_PER_THREAD = 100000
+BIG_JSON_TASKS = 2000
 
 
 def add_dump_parser(sub, complete_pids=None):
@@ -244,7 +245,10 @@ def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
     if as_json:
         import json
 
-        text = json.dumps(doc, indent=1) + "\n"
+        # (indented while it is small enough to read; a large one, thousands of asyncio tasks, compact:
+        # json's indenting encoder is pure Python, 4x slower than the C one)
+        big = sum(len(p.get("tasks") or ()) for p in doc["processes"]) > BIG_JSON_TASKS
+        text = json.dumps(doc, indent=None if big else 1) + "\n"
     else:
         from tuidbg import dumptasks
 

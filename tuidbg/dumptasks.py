@@ -28,6 +28,16 @@ def entries(d: dict, threads: list[dict]) -> list[dict]:
     """The schema's tasks from ``cpython_tasks.tasks_dict`` (``threads``: the report's, for their ids)."""
     ids = {t.get("tid"): t.get("id") for t in threads}
     out = []
+    frames: dict[tuple, dict] = {}  # (many tasks wait at the same lines: one dict for each, shared)
+
+    def frame(fn, qn, fi, line, _code, _addr) -> dict:
+        key = (fn, qn, fi, line)
+        f = frames.get(key)
+        if f is None:
+            f = frames[key] = {"kind": "python", "function": fn or "?", "qualname": qn, "file": fi or "?",
+                               "line": line if line >= 0 else None, "entry": False, "native_level": None}
+        return f
+
     for t in d.get("tasks") or []:
         aw = t.get("awaiting")
         awaiting = None
@@ -40,9 +50,7 @@ def entries(d: dict, threads: list[dict]) -> list[dict]:
         entry = {
             "id": f"{t['addr']:#x}", "name": t.get("name"), "state": t.get("state"), "current": bool(t.get("current")),
             "running": bool(t.get("executing")), "thread": ids.get(t.get("lwp")), "tid": t.get("lwp"),
-            "frames": [{"kind": "python", "function": fn or "?", "qualname": qn, "file": fi or "?",
-                        "line": line if line >= 0 else None, "entry": False, "native_level": None}
-                       for fn, qn, fi, line, _code, _addr in t.get("frames") or []],
+            "frames": [frame(*row) for row in t.get("frames") or []],
             "awaiting": awaiting, "awaited_by": [f"{a:#x}" for a in t.get("awaited_by") or []],
         }
         if t.get("error"):
@@ -56,7 +64,10 @@ def natural(name: str) -> tuple:
     """A sort key that puts 'idle-2' before 'idle-10'."""
     import re
 
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(_DIGITS, name) if p)
+
+
+_DIGITS = r"(\d+)"
 
 
 def add(report: dict, d: dict | None, error: str | None) -> None:

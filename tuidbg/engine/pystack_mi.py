@@ -110,7 +110,7 @@ class MITarget(W.Target):
             return m.group(1).strip()
         return self._exec_file
 
-    def sections(self, name: str) -> list[tuple[int, int, str | None]]:
+    def sections(self, name: str, want=None) -> list[tuple[int, int, str | None]]:
         self._load_info_files()
         return [(a, b, obj) for a, b, sec, obj in (self._info_files or []) if sec == name]
 

@@ -91,8 +91,9 @@ class Target(object):
         """Path of the object file that holds ``addr``, or None."""
         return None
 
-    def sections(self, name):
-        """[(start, end, objfile path or None for the main executable)] of every loaded section ``name``."""
+    def sections(self, name, want=None):
+        """[(start, end, objfile path or None for the main executable)] of every loaded section ``name``
+        (``want``: a test of an object file's base name, to look in those only, where that is cheaper)."""
         return []
 
     def load_bias(self, path, elf):

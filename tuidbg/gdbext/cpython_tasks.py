@@ -157,7 +157,11 @@ class TaskReader(object):
 
     def _read_asyncio_debug(self, header):
         """3.14's task layout, or None when no _asyncio module is loaded."""
-        secs = self.ip.target.sections(".AsyncioDebug")
+        target = self.ip.target
+        own = self.ip.objfile.rsplit("/", 1)[-1] if self.ip.objfile else None
+        secs = target.sections(".AsyncioDebug", lambda base: base.startswith("_asyncio") or base == own)
+        if not secs and not _asyncio_file(target):
+            secs = target.sections(".AsyncioDebug")  # (built into the main program or another library)
         if not secs:
             return None
         secs = [s for s in secs if "_asyncio" in (s[2] or "")] or secs
@@ -240,6 +244,8 @@ class TaskReader(object):
 
     def available(self):
         """Whether the program has asyncio's C part loaded (else it has no tasks to read)."""
+        if _asyncio_file(self.ip.target) is False and not self.ip.sym("PyInit__asyncio"):
+            return False  # (its module is a file of its own, not loaded: nothing to look up)
         if self.minor >= 14:
             return bool(self._layout())
         return bool(self.asyncio_module())
@@ -439,6 +445,18 @@ class TaskReader(object):
             got = self.coros.gen_state(coro) if coro and self.o.name_of(coro) in GEN_TYPES else None
             out.append((task, self.task_name(task), got[0] if got else 0))
         return out
+
+
+def _asyncio_file(target):
+    """Whether the process has mapped the file of the ``_asyncio`` module; None when the target cannot
+    list its object files."""
+    try:
+        paths = target.objfile_paths()
+    except Exception:
+        return None
+    if not paths:
+        return None
+    return any(p.rsplit("/", 1)[-1].startswith("_asyncio") for p in paths)
 
 
 # ---------------------------------------------------------------------------------------------

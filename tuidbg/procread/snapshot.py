@@ -142,6 +142,9 @@ def _native(target, fz):
 def _tasks(interp, recs):
     """(the tasks as cpython_tasks.tasks_dict, None) or (None, why they could not be read); (None, None)
     for a program without asyncio."""
+    paths = interp.target.objfile_paths()
+    if not any(p.rsplit("/", 1)[-1].startswith("_asyncio") for p in paths) and not interp.sym("PyInit__asyncio"):
+        return None, None  # (asyncio's C module is not loaded: no tasks, and nothing more imported)
     from tuidbg.gdbext.cpython_tasks import TaskReader, tasks_dict
     from tuidbg.gdbext.cpython_walk import Walker
 
