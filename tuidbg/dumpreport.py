@@ -237,8 +237,9 @@ class Group:
     def __init__(self, key: tuple, frames: list[dict]) -> None:
         self.key = key
         self.frames = frames  # the first member's (addresses are the first member's)
-        self.members: list[tuple[dict, dict]] = []  # (process, thread)
+        self.members: list[tuple[dict, dict]] = []  # (process, thread), or (process, task)
         self.diverges = False
+        self.tasks = False  # a group of asyncio tasks (tuidbg.dumptasks.group)
 
     @property
     def processes(self) -> list[dict]:

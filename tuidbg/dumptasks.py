@@ -99,6 +99,7 @@ def group(processes: list[dict]) -> list[R.Group]:
             g = groups.get(key)
             if g is None:
                 g = groups[key] = R.Group(key, t.get("frames", []))
+                g.tasks = True  # (a group of asyncio tasks, not of threads: tuidbg view says so)
             g.members.append((p, t))
     return sorted(groups.values(), key=R.Group.sort_key)
 
