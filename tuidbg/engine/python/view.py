@@ -164,10 +164,11 @@ class PySelection:
 def next_selection(state: DebuggerState, prev: PySelection) -> PySelection:
     """The Python selection after a state change (see the module's docstring)."""
     sel = replace(prev, select_native=None)
-    key = (stop_generation(state), state.selected_thread, task_key(state))
+    task = task_key(state)
+    key = (stop_generation(state), state.selected_thread) + ((task,) if task else ())
     if key != sel.key:
         sel = replace(sel, key=key, index=None)
-        if key[2]:  # (a task's coroutines: its innermost first)
+        if task:  # (a task's coroutines: its innermost first)
             pt = python_thread(state)
             return replace(sel, index=0 if pt is not None and pt.frames else None)
     pt = python_thread(state)
