@@ -128,6 +128,12 @@ async def test_core_of_a_crashed_asyncio_program(make_session, tmp_path, build):
         assert crasher.executing and crasher.current
         assert [(f.name, f.line) for f in crasher.frames] == [("crasher", marks["crasher"])]
         assert {t.name for t in tasks.tasks} >= {"stuck-waiter", "gather-0", "leaf-task", "awaits-task"}
+        # gdb without Python (MI memory reads) reads the same tasks
+        mem = await pytasks.collect(app.session, backend="memory")
+        assert sorted((t["name"], t["state"], len(t["frames"])) for t in mem["tasks"]) == \
+            sorted((t.name, t.state, len(t.frames)) for t in tasks.tasks)
+        locs = await pytasks.frame_locals(app.session, crasher.frames[0].frame_addr, crasher.frames[0].code_addr)
+        assert locs == ()  # (crasher has no locals; its frame is read)
         await pilot.press("W")
         pane = app.query_one(TasksPane)
         await until(pilot, lambda: pane.row_count > 5, 30, "the tasks")

@@ -36,10 +36,11 @@ def has_asyncio(state: DebuggerState) -> bool:
 
 
 async def collect(session: "DebugSession", *, current: bool = False, locals_of: tuple[int, int] | None = None,
-                  timeout: float = 120.0) -> dict:
+                  timeout: float = 120.0, backend: str = "auto") -> dict:
     """``-tuidbg-pytasks``'s result dict (``cpython_tasks.tasks_dict``; ``current``: only the tasks
-    running now; ``locals_of``: (frame, code) of a coroutine frame whose locals to read)."""
-    backend = P._choose_backend(session, "auto")
+    running now; ``locals_of``: (frame, code) of a coroutine frame whose locals to read; ``backend``
+    as ``pystack.collect``'s)."""
+    backend = P._choose_backend(session, backend)
     if backend == "memory":
         from tuidbg.engine import pystack_mi
 
