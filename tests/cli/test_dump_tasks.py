@@ -283,3 +283,21 @@ def test_tasks_of_another_class_are_named(build_dir, tmp_path, cleanup):
     assert [t["name"] for t in report["tasks"]] == [info["main"]]
     res = run_tuidbg("dump", str(proc.pid))
     assert f"  {proc.pid}: {n} tasks not read: not _asyncio.Task (Task: {n})" in res.stdout
+
+
+@pytest.mark.parametrize("name", interpreter_params(["pyenv-3.12", "pyenv-3.13", "cpython-3.14"]))
+def test_an_eager_task(build_dir, tmp_path, cleanup, name):
+    """3.12+: a task started eagerly and blocking before it ever waits is in asyncio's eager tasks only."""
+    interp = resolve(name, build_dir)
+    proc, info = start(interp, tmp_path, cleanup, "--block", "--eager")
+    report = dump(str(proc.pid))["processes"][0]
+    # (named after its factory returns, which it never does here: 3.12 names it later, so "Task-N")
+    b = by_name(report).get("blocker") or next(t for t in report["tasks"] if t["current"])
+    assert b["running"] and b["current"] and sum(t["current"] for t in report["tasks"]) == 1
+    m = info["marks"]
+    assert chain(b) == [("blocking_task", m["blocking_task"]), ("blocker", m["blocker"])]
+    # the main task runs too, below it on the same thread: its frames end where the eager task's begin
+    main = by_name(report)[info["main"]]
+    assert main["running"] and not main["current"]
+    assert chain(main)[0] == ("main", m["main_block"]) and "blocker" not in [n for n, _ in chain(main)]
+    assert calls_now(proc, tmp_path / "ready.json") == info["calls"]

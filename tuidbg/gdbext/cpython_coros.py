@@ -36,6 +36,7 @@ class Coroutines(object):
         self.o = o
         self.recs = recs
         self._on_stack = None
+        self.last_index = None
         self._yf_at = {}  # 3.11/3.12: instruction address -> whether a frame suspended there awaits
         self._where = {}  # (code, instruction, tlbc copy) -> (name, qualname, file, line)
 
@@ -52,7 +53,9 @@ class Coroutines(object):
 
     def chain(self, obj):
         """(the frames of the coroutine ``obj`` and of what it awaits, innermost first; what the
-        innermost awaits (a future's address) or 0; the thread it runs on, or None)."""
+        innermost awaits (a future's address) or 0; the thread it runs on, or None). When it runs,
+        ``last_index`` is its frame's index in that thread's frames (else None)."""
+        self.last_index = None
         frames = []
         seen = set()
         leaf = 0
@@ -75,6 +78,7 @@ class Coroutines(object):
                     where = self.on_stack().get(faddr)
                     if where is not None:
                         thread, i = where
+                        self.last_index = i
                         frames.extend(reversed(thread.frames[:i + 1]))
                     break
                 frames.append(self.frame_rec(faddr, got[3] if len(got) > 3 else None))

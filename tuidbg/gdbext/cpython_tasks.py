@@ -75,7 +75,7 @@ FUTURE_TYPE = "_asyncio.Future"
 
 class TaskRec(object):
     __slots__ = ("addr", "name", "state", "loop", "current", "executing", "thread", "frames", "awaiting",
-                 "awaited_by", "error")
+                 "awaited_by", "error", "stack_index")
 
     def __init__(self, addr):
         self.addr = addr
@@ -89,6 +89,7 @@ class TaskRec(object):
         self.awaiting = None  # {"kind": "task"|"future"|"other", "addr", "type", "name", "state"}
         self.awaited_by = []  # addresses of the tasks that await it
         self.error = None
+        self.stack_index = None  # when it runs: its coroutine's frame's index in its thread's frames
 
 
 class TasksResult(object):
@@ -278,6 +279,7 @@ class TaskReader(object):
             except (ReadError, ValueError) as exc:
                 rec.error = "cannot read this task: %s" % exc
             out.tasks.append(rec)
+        _nested(out.tasks)
         self._link(out.tasks)
         if others:
             out.skipped = "%s not read: not _asyncio.Task (%s)" % (
@@ -312,6 +314,7 @@ class TaskReader(object):
         if th is not None:
             rec.executing = True
             rec.thread = th
+            rec.stack_index = self.coros.last_index
         target = waiter or leaf
         if target and rec.state == "pending":
             rec.awaiting = self.describe(target)
@@ -445,6 +448,19 @@ class TaskReader(object):
             got = self.coros.gen_state(coro) if coro and self.o.name_of(coro) in GEN_TYPES else None
             out.append((task, self.task_name(task), got[0] if got else 0))
         return out
+
+
+def _nested(tasks):
+    """A task that runs inside another on one thread (started eagerly, in ``create_task``, by the
+    other's coroutine): the outer one's frames end where the inner one's begin."""
+    by_thread = {}
+    for r in tasks:
+        if r.executing and r.stack_index is not None:
+            by_thread.setdefault(id(r.thread), []).append(r)
+    for rs in by_thread.values():
+        rs.sort(key=lambda r: r.stack_index)
+        for inner, outer in zip(rs, rs[1:]):
+            outer.frames = outer.thread.frames[inner.stack_index + 1:outer.stack_index + 1]
 
 
 def _asyncio_file(target):

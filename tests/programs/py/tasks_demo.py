@@ -1,6 +1,6 @@
 """An asyncio service whose tasks are all stuck, for the task reader's tests (3.9+).
 
-Usage: tasks_demo.py READY_FILE [--extra N] [--block] [--crash] [--uvloop] [--pytask]
+Usage: tasks_demo.py READY_FILE [--extra N] [--block [--eager]] [--crash] [--uvloop] [--pytask]
 
 Tasks: 'stuck-waiter' (stuck_waiter -> wait_for_config -> Event.wait, the Event never set),
 'parent-gather' gathering 'gather-0'..'gather-2' (each asleep), 'parent-tg' with a TaskGroup of
@@ -14,7 +14,8 @@ times a task was asked anything from Python: ``calls``). Then:
   it has written READY_FILE + ".blocked" (the count of calls then);
 - --crash: the task 'crasher' aborts the process (a core file of a crashed asyncio program).
 
---uvloop runs the loop with uvloop; --pytask makes the tasks asyncio's pure-Python Task.
+--uvloop runs the loop with uvloop; --pytask makes the tasks asyncio's pure-Python Task; --eager (3.12+,
+with --block) starts 'blocker' eagerly: it is in asyncio's eager tasks, never scheduled.
 
 SIGUSR1 writes READY_FILE + ".calls" with the count then: a reader that ran code in the program (a
 task's get_name, repr, attribute) raises it.
@@ -151,7 +152,9 @@ async def main():
                    "main": asyncio.current_task().get_name()}, f)
     os.rename(READY + ".tmp", READY)
     if "--block" in ARGS:
-        await loop.create_task(blocking_task(), name="blocker")
+        if "--eager" in ARGS:  # (3.12+: it runs at once, in create_task, until it first waits: it never does)
+            loop.set_task_factory(asyncio.create_eager_task_factory(CountingTask))
+        await loop.create_task(blocking_task(), name="blocker")  # MARK:main_block
     if "--crash" in ARGS:
         await loop.create_task(crasher(), name="crasher")
     await hold.wait()  # MARK:main

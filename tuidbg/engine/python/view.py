@@ -104,9 +104,9 @@ def task_here(state: DebuggerState) -> str | None:
     live = live_thread(state)
     if tasks is None or not tasks.ok or live is None or not state.is_stopped:
         return None
-    for t in tasks.tasks:
-        if t.executing and t.tid == state.selected_thread:
-            return t.name
+    running = [t for t in tasks.tasks if t.executing and t.tid == state.selected_thread]
+    if running:  # (one that runs inside another, started eagerly: the loop's current one)
+        return next((t.name for t in running if t.current), running[0].name)
     addrs = {f.frame_addr for f in live.frames}
     return next((name for _addr, name, frame in tasks.current if frame and frame in addrs), None)
 
