@@ -68,7 +68,7 @@ async def test_tasks_tab_and_a_task_in_the_frames_pane(tmp_path):
         k = names.index("Task-1")
         assert names[k + 1] == "  blocker" and table[k + 1][2] == "running" and table[k + 1][0] == "●", table
         sw = table[names.index("stuck-waiter")]
-        assert sw[2] == "pending" and sw[3].startswith("Event.wait ") and sw[4] == "_asyncio.Future (pending)", sw
+        assert sw[2] == "pending" and sw[3].startswith("Event.wait ") and sw[4] == "Future (pending)", sw
         text = screen(app)
         assert "Tasks" in text and "parent-gather" in text and "Event.wait locks.py:" in text, text
         # Enter on 'awaits-task': its coroutine in the Python frames pane, the source and locals follow

@@ -45,9 +45,6 @@ class TasksPane(DataTable):
     def on_show(self) -> None:
         self.post_message(self.Wanted())
 
-    def on_mount(self) -> None:
-        self.add_columns(" ", "Task", "State", "Waits in", "Awaiting")
-
     def update_state(self, state: DebuggerState, shown: int = 0) -> None:
         """``shown``: the task whose coroutines the Python frames pane shows (0: none)."""
         tasks = state.python.tasks
@@ -56,7 +53,8 @@ class TasksPane(DataTable):
             return
         self._key = key
         row = self.cursor_row
-        self.clear()
+        self.clear(columns=True)  # (the columns fit what is shown now, not what was: 80 columns are few)
+        self.add_columns(" ", "Task", "State", "Waits in", "Awaiting")
         if not state.is_stopped:
             self.add_row(T(""), T(f"(the program is {state.process.value})", "dim"), T(""), T(""), T(""), key="none")
             return
@@ -80,7 +78,7 @@ class TasksPane(DataTable):
                 T("  " * depth + t.name, "bold" if t.executing else ""),
                 T(state_text, "bold green" if t.executing else ("yellow" if t.state == "pending" else "dim")),
                 T(where),
-                T(t.awaiting or (t.error or "")),
+                T((t.awaiting or t.error or "").replace("_asyncio.", "")),
                 key=f"{t.addr}:{i}",
             )
         if self.row_count:
