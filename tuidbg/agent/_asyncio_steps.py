@@ -13,14 +13,12 @@ a subclass that runs code when asked (``__getattribute__``, a property) is not r
 imports asyncio: a program that has not imported it has no tasks.
 """
 
-import opcode
 import sys
 
 # co_flags of code whose frames suspend: generator, coroutine, iterable coroutine, async generator
 SUSPENDING = 0x20 | 0x80 | 0x100 | 0x200
-_YIELDS = frozenset(opcode.opmap[n] for n in ("YIELD_VALUE", "YIELD_FROM") if n in opcode.opmap)
-_YIELD_FROM = opcode.opmap.get("YIELD_FROM")
 MAX_DEPTH = 6
+_ops = []  # [the yield opcodes, YIELD_FROM's]: read from ``opcode`` when first needed (settrace only)
 
 
 def suspends(frame):
@@ -28,12 +26,18 @@ def suspends(frame):
     code = frame.f_code
     if not code.co_flags & SUSPENDING:
         return False
+    if not _ops:
+        import opcode
+
+        _ops[:] = [frozenset(opcode.opmap[n] for n in ("YIELD_VALUE", "YIELD_FROM") if n in opcode.opmap),
+                   opcode.opmap.get("YIELD_FROM")]
+    yields, yield_from = _ops
     co = code.co_code
     i = frame.f_lasti
-    if 0 <= i < len(co) and co[i] in _YIELDS:
+    if 0 <= i < len(co) and co[i] in yields:
         return True
     # 3.9/3.10: suspended in YIELD_FROM, the frame points at the instruction before it
-    return _YIELD_FROM is not None and 0 <= i + 2 < len(co) and co[i + 2] == _YIELD_FROM
+    return yield_from is not None and 0 <= i + 2 < len(co) and co[i + 2] == yield_from
 
 
 def _asyncio():

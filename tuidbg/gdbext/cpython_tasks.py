@@ -37,9 +37,9 @@ MAX_AWAITER_DEPTH = 6
 
 STATES = {0: "pending", 1: "cancelled", 2: "done"}
 
-# _asyncio's FutureObj / TaskObj fields, GIL builds (offsets from the object's start; a free-threaded
-# build's header is 16 bytes longer), measured on the builds cpython_layouts names; 3.14 reads the
-# task's own from _AsyncioDebug and places the rest relative to them.
+# _asyncio's FutureObj / TaskObj fields, GIL builds (offsets from the object's start), measured on the
+# builds cpython_layouts names and checked against their DWARF (tests/gdbext/test_objects.py); 3.14
+# reads the task's own from _AsyncioDebug and places the rest relative to them (_layout_from_debug).
 TASK_TABLES = {
     9: {"fut.loop": 16, "fut.callback0": 24, "fut.callbacks": 40, "fut.state": 80,
         "task.fut_waiter": 144, "task.coro": 152, "task.name": 160, "task.size": 184},
@@ -49,9 +49,6 @@ TASK_TABLES = {
          "task.fut_waiter": 128, "task.coro": 136, "task.name": 144, "task.size": 176},
     13: {"fut.loop": 16, "fut.callback0": 24, "fut.callbacks": 40, "fut.state": 96,
          "task.fut_waiter": 112, "task.coro": 120, "task.name": 128, "task.size": 144},
-    14: {"fut.loop": 16, "fut.callback0": 24, "fut.callbacks": 40, "fut.awaited_by": 96, "fut.state": 104,
-         "fut.is_task": 108, "fut.awaited_by_is_set": 109, "task.fut_waiter": 120, "task.coro": 128,
-         "task.name": 136, "task.node": 152, "task.size": 168},
 }
 TASK_TABLES[12] = TASK_TABLES[11]
 TASK_DWARF_FIELDS = {
@@ -132,6 +129,7 @@ class TaskReader(object):
         self.coros = Coroutines(walker, self.o, recs)
         self.t = None
         self._thread_of_loop = {}
+        self._thread_of_task = None  # 3.14: task -> the thread whose list holds it
         self._task_names = {}
 
     # -- layouts ---------------------------------------------------------------------------------
@@ -320,7 +318,7 @@ class TaskReader(object):
             rec.awaiting = self.describe(target)
 
     def _thread(self, rec):
-        lists = getattr(self, "_thread_of_task", None)
+        lists = self._thread_of_task
         if lists is not None and rec.addr in lists:
             return lists[rec.addr]
         if rec.loop in self._thread_of_loop:
