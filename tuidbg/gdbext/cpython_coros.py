@@ -13,10 +13,8 @@ thread's stack, taken from the thread as walked.
 Standard library only, Python 3.6 syntax.
 """
 
-import struct
-
 from .cpython_layouts import OWNER_GENERATOR
-from .cpython_mem import i32_at, u64_at
+from .cpython_mem import _I32, _U64
 from .cpython_objlayouts import FRAME_STATES, RESUME_OPCODES, YIELD_FROM_39
 from .cpython_walk import PyFrameRec
 
@@ -39,6 +37,20 @@ class Coroutines(object):
         self.last_index = None
         self._yf_at = {}  # 3.11/3.12: instruction address -> whether a frame suspended there awaits
         self._where = {}  # (code, instruction, tlbc copy) -> (name, qualname, file, line)
+        off = self.off
+        if walker.feat["frames"] == "interp":
+            # (3.11+: where things are in a generator's head and its frame, read at once: the chain of
+            # each of thousands of tasks goes through here)
+            gi = off["gen.iframe"]
+            self._gi = gi
+            self._head = gi + off["if.localsplus"]
+            self._state_at = off["gen.frame_state"]
+            self._code_at = gi + off["if.code"]
+            self._instr_at = gi + off["if.instr"]
+            self._sp_at = gi + off["if.stackpointer"] if "if.stackpointer" in off else None
+            self._top_at = gi + off["if.stacktop"] if "if.stacktop" in off else None
+            self._tlbc_at = gi + off["if.tlbc_index"] if off.get("if.tlbc_index") is not None else None
+            self._states = FRAME_STATES[min(self.minor, 14)]
 
     # -- coroutine chains ------------------------------------------------------------------------
 
@@ -124,7 +136,9 @@ class Coroutines(object):
             if not f:
                 return None
             created, _susp, _yf, executing, completed = FRAME_STATES[10]
-            st = struct.unpack("<b", mem.read(f + off["fo.state"], 1))[0]
+            st = mem.u8(f + off["fo.state"])
+            if st > 127:
+                st -= 256
             if st >= completed:
                 return None
             if st == executing:
@@ -137,36 +151,37 @@ class Coroutines(object):
             depth = mem.i32(f + off["fo.stackdepth"])
             stack = mem.ptr(f + off["fo.valuestack"])
             return f, "suspended", mem.ptr(stack + 8 * (depth - 1)) if depth > 0 else None
-        created, _susp, yield_from, executing, completed = FRAME_STATES[min(minor, 14)]
-        gi = off["gen.iframe"]
-        head = mem.read(gen, gi + off["if.localsplus"])  # (the generator's head and its frame's)
-        st = struct.unpack_from("<b", head, off["gen.frame_state"])[0]
-        iframe = gen + gi
+        created, _susp, yield_from, executing, completed = self._states
+        head = mem.read(gen, self._head)  # (the generator's head and its frame's)
+        st = head[self._state_at]
+        if st > 127:
+            st -= 256
+        iframe = gen + self._gi
         if st >= completed:
             return None
         if st == executing:
             return iframe, "executing", None
         if st == created:
-            return iframe, "created", None, head[gi:]
+            return iframe, "created", None, head
         if yield_from is None:
             # 3.11/3.12: suspended in yield from / await when the next instruction is a RESUME
             # with oparg >= 2 (many tasks wait at the same instruction)
-            prev = u64_at(head, gi + off["if.instr"])
+            prev = _U64.unpack_from(head, self._instr_at)[0]
             yf_here = self._yf_at.get(prev)
             if yf_here is None:
                 nxt = mem.read(prev + 2, 2)
                 yf_here = self._yf_at[prev] = nxt[0] in RESUME_OPCODES[minor] and nxt[1] >= 2
             if not yf_here:
-                return iframe, "suspended", None, head[gi:]
+                return iframe, "suspended", None, head
         elif st != yield_from:
-            return iframe, "suspended", None, head[gi:]
-        if "if.stackpointer" in off:
-            sp = u64_at(head, gi + off["if.stackpointer"])
+            return iframe, "suspended", None, head
+        if self._sp_at is not None:
+            sp = _U64.unpack_from(head, self._sp_at)[0]
             yf = mem.ptr(sp - 8) & ~7 if sp else 0
         else:
-            top = i32_at(head, gi + off["if.stacktop"])
-            yf = mem.ptr(iframe + off["if.localsplus"] + 8 * (top - 1)) if top > 0 else 0
-        return iframe, "suspended", yf or None, head[gi:]
+            top = _I32.unpack_from(head, self._top_at)[0]
+            yf = mem.ptr(gen + self._head + 8 * (top - 1)) if top > 0 else 0
+        return iframe, "suspended", yf or None, head
 
     def _next_op(self, f, offset):
         """3.9/3.10: the opcode at byte ``offset`` of the bytecode of frame object ``f``."""
@@ -174,9 +189,9 @@ class Coroutines(object):
         co_code = self.mem.ptr(code + self.off["co.code"])
         return self.mem.u8(co_code + self.off["bytes.data"] + offset)
 
-    def frame_rec(self, f, raw=None):
-        """A suspended (or not yet started) generator frame as the walker's PyFrameRec (``raw``: its
-        head, when read already)."""
+    def frame_rec(self, f, head=None):
+        """A suspended (or not yet started) generator frame as the walker's PyFrameRec (``head``: its
+        generator's head and the frame's, as ``gen_state`` read them, when it did)."""
         mem = self.mem
         off = self.off
         w = self.w
@@ -191,13 +206,13 @@ class Coroutines(object):
             if line is None:
                 line = w.line_of(ci, lasti * w.feat["lasti_unit"]) if lasti >= 0 else ci.firstlineno
             return PyFrameRec(ci.name, None, ci.filename, line, False, code, f, OWNER_GENERATOR)
-        if raw is None:
-            raw = mem.read(f, off["if.localsplus"])
-        code = u64_at(raw, off["if.code"])
+        if head is None:
+            head = mem.read(f - self._gi, self._head)
+        code = _U64.unpack_from(head, self._code_at)[0]
         if w.feat["stackref"]:
             code &= ~7
-        instr = u64_at(raw, off["if.instr"])
-        tlbc = i32_at(raw, off["if.tlbc_index"]) if off.get("if.tlbc_index") is not None else 0
+        instr = _U64.unpack_from(head, self._instr_at)[0]
+        tlbc = _I32.unpack_from(head, self._tlbc_at)[0] if self._tlbc_at is not None else 0
         hit = self._where.get((code, instr, tlbc))
         if hit is not None:
             return PyFrameRec(hit[0], hit[1], hit[2], hit[3], False, code, f, OWNER_GENERATOR)

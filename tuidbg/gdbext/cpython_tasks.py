@@ -72,7 +72,7 @@ FUTURE_TYPE = "_asyncio.Future"
 
 class TaskRec(object):
     __slots__ = ("addr", "name", "state", "loop", "current", "executing", "thread", "frames", "awaiting",
-                 "awaited_by", "error", "stack_index")
+                 "awaited_by", "error", "stack_index", "callbacks")
 
     def __init__(self, addr):
         self.addr = addr
@@ -87,6 +87,7 @@ class TaskRec(object):
         self.awaited_by = []  # addresses of the tasks that await it
         self.error = None
         self.stack_index = None  # when it runs: its coroutine's frame's index in its thread's frames
+        self.callbacks = None  # (callback0, callbacks) as read
 
 
 class TasksResult(object):
@@ -287,11 +288,12 @@ class TaskReader(object):
             out.note = "no asyncio tasks in this process (%s: empty)" % where
         return out
 
-    def task_name(self, addr):
+    def task_name(self, addr, obj=None):
+        """A task's name (``obj``: its name object, when read already)."""
         name = self._task_names.get(addr)
         if name is None:
-            t = self._layout()
-            obj = self.mem.ptr(addr + t["task.name"])
+            if obj is None:
+                obj = self.mem.ptr(addr + self._layout()["task.name"])
             name, number = self.o.text(obj, 200)
             if number:
                 name = "Task-%s" % name  # (3.13+ names a task when asked: it keeps the number)
@@ -303,7 +305,8 @@ class TaskReader(object):
         raw = self.mem.read(rec.addr, t["task.size"])
         rec.loop = u64_at(raw, t["fut.loop"])
         rec.state = STATES.get(i32_at(raw, t["fut.state"]), "?")
-        rec.name = self.task_name(rec.addr)
+        rec.name = self.task_name(rec.addr, u64_at(raw, t["task.name"]))
+        rec.callbacks = (u64_at(raw, t["fut.callback0"]), u64_at(raw, t["fut.callbacks"]))
         rec.current = rec.addr in current
         rec.thread = self._thread(rec)
         coro = u64_at(raw, t["task.coro"])
@@ -353,7 +356,7 @@ class TaskReader(object):
                 continue
             found = []
             try:
-                self._awaiters(r.addr, found, set(), 0)
+                self._awaiters(r.addr, found, set(), 0, r.callbacks)
                 if self.minor >= 14:
                     self._awaited_by_314(r.addr, found)
             except (ReadError, ValueError):
@@ -362,14 +365,14 @@ class TaskReader(object):
                 if a != r.addr and a in by_addr and a not in r.awaited_by:
                     r.awaited_by.append(a)
 
-    def callbacks(self, fut):
-        """The done-callbacks of a future (``_asyncio.Future`` or a subclass)."""
+    def callbacks(self, fut, read=None):
+        """The done-callbacks of a future (``_asyncio.Future`` or a subclass); ``read``: its
+        (callback0, callbacks) fields, when read already."""
         t = self._layout()
         out = []
-        cb0 = self.mem.ptr(fut + t["fut.callback0"])
+        cb0, cbs = read or (self.mem.ptr(fut + t["fut.callback0"]), self.mem.ptr(fut + t["fut.callbacks"]))
         if cb0:
             out.append(cb0)
-        cbs = self.mem.ptr(fut + t["fut.callbacks"])
         if cbs:
             for item in self.o.list_items(cbs):
                 if item and self.o.name_of(item) == "tuple":
@@ -380,14 +383,14 @@ class TaskReader(object):
                     out.append(item)
         return out
 
-    def _awaiters(self, fut, found, seen, depth):
+    def _awaiters(self, fut, found, seen, depth, read=None):
         """The tasks that ``fut``'s done-callbacks wake, directly or through other futures."""
         if fut in seen or depth > MAX_AWAITER_DEPTH:
             return
         seen.add(fut)
         o = self.o
         hdr = o.header
-        for cb in self.callbacks(fut):
+        for cb in self.callbacks(fut, read):
             kind = o.name_of(cb)
             if kind == "builtin_function_or_method":
                 owner = self.mem.ptr(cb + self.off["cfn.self"])
