@@ -140,3 +140,33 @@ async def test_core_of_a_crashed_asyncio_program(make_session, tmp_path, build):
         crow = next(r for r in rows(pane) if r[1].strip() == "crasher")
         assert crow[2] == "running" and crow[3].startswith("crasher ")
     assert os.path.getsize(core) > 0
+
+
+async def test_next_over_an_await_in_the_tui():
+    """At 80x24: a breakpoint limited to task 'w' (another task runs the same line first), then n over
+    the await: the next line of the same coroutine, the status line naming the task both times."""
+    from helpers import line_of
+
+    steps = PROGRAMS / "py" / "tasks_steps.py"
+    at, after = line_of(steps, "worker_await"), line_of(steps, "worker_after")
+    app = make_app(program=str(DEBIAN_PY311), args=[str(steps)], agent=True, python_target=True,
+                   ex=[f"pybreak {steps}:{at} task w"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        src = app.query_one("#source")
+
+        def stopped_at(reason: str, line: int) -> bool:
+            st = app.state
+            stop = st.python.stop if st.is_stopped else None
+            return (stop is not None and stop.reason == reason and stop.line == line and src.pc_line == line
+                    and st.python.tasks is not None and app.session.state is st)
+
+        await until(pilot, lambda: stopped_at("breakpoint", at), 60, "the breakpoint in task 'w'")
+        await until(pilot, lambda: "in task 'w': worker at tasks_steps.py:" in app.query_one("#status").render().plain,
+                    10, "the status line")
+        src.focus()
+        await pilot.press("n")
+        await until(pilot, lambda: stopped_at("step", after), 60, "the next line of the same coroutine")
+        await until(pilot, lambda: "in task 'w': worker at tasks_steps.py:" in app.query_one("#status").render().plain,
+                    10, "the status line")
+        rows = [r.replace(" ", "") for r in screen(app).splitlines()]
+        assert any(r[:len(str(after)) + 1] in (f"{after}▶", f"{after}▷") and "total+=x" in r for r in rows), rows
