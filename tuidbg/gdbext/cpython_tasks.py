@@ -275,7 +275,7 @@ class TaskReader(object):
             rec = TaskRec(addr)
             try:
                 self._read_task(rec, current)
-            except (ReadError, ValueError) as exc:
+            except (ReadError, ValueError, IndexError, struct.error) as exc:
                 rec.error = "cannot read this task: %s" % exc
             out.tasks.append(rec)
         _nested(out.tasks)

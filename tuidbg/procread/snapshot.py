@@ -155,6 +155,8 @@ def _tasks(interp, recs):
         return tasks_dict(interp, reader.read()), None
     except (ReadError, ValueError, WalkError) as exc:
         return None, "the asyncio tasks could not be read: %s" % exc
+    except Exception as exc:  # (memory that changed under a --nonblocking read, or a bug: the stacks still count)
+        return None, "the asyncio tasks could not be read: %s: %s" % (type(exc).__name__, exc)
 
 
 def _walk(target, interp, max_frames, stacks=None):
