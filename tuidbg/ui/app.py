@@ -55,7 +55,7 @@ from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
-from tuidbg.ui.app_tasks import TasksPart
+from tuidbg.ui.app_tasks import TasksPane, TasksPart
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.native_actions import NativeActions
@@ -68,7 +68,6 @@ from tuidbg.ui.panes.registers import RegistersPane
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.processes import ProcessesPane
 from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
-from tuidbg.ui.panes.tasks import TasksPane
 from tuidbg.ui.panes.variables import LocalsPane, VariablesTree, VarNode, WatchPane
 from tuidbg.ui.screens.modals import GdbHungScreen, QuitScreen
 
