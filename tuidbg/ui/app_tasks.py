@@ -30,6 +30,8 @@ class TasksPart:
         if show != self._tasks_tab:
             self._tasks_tab = show
             (tabs.show_tab if show else tabs.hide_tab)("tab-tasks")
+        if not show:
+            return  # (a program without asyncio: nothing here to keep up to date)
         tv = state.python.task_view
         if tv is not None and state.is_stopped and tv.tid != state.selected_thread:
             pytasks.show_task(self.session, None)  # (another thread: its own stack)
