@@ -12,8 +12,7 @@ gdb that does not answer. The rest of the app is in mixins, one job each (each u
 panes, ``state`` and ``session``):
 
 - ``app_status.StatusPart``: the status line;
-- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them
-  (``app_tasks.TasksPart``: the asyncio tasks);
+- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them (app_tasks: tasks);
 - ``app_source.SourcePart``: the source area, files, marks, watches, pane focus and views;
 - ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints, exit notes;
 - ``app_console.ConsolePart``: the console, completion, the program's input;
@@ -55,7 +54,7 @@ from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
-from tuidbg.ui.app_tasks import TasksPane, TasksPart
+from tuidbg.ui.app_tasks import TasksPart
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.native_actions import NativeActions
@@ -201,8 +200,6 @@ class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, Console
                     yield ThreadsPane(id="threads")
                 with TabPane("Processes", id="tab-processes"):
                     yield ProcessesPane(id="processes")
-                with TabPane("Tasks", id="tab-tasks"):
-                    yield TasksPane(id="tasks")
                 with TabPane("CUDA", id="tab-cuda"):
                     yield CudaPane(id="cuda")
             with TabbedContent(id="vars-group", initial="tab-locals"):
@@ -434,7 +431,6 @@ class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, Console
         with self.batch_update():
             self._update_status(state)
             self._update_processes(state)
-            self._update_tasks(state)
             for p in self.query(CudaPane):
                 p.update_state(state)
             if settled:

@@ -427,8 +427,7 @@ class SourcePart:
             self.notify("one process under the debugger: its children appear here (tuidbg run --children)",
                         markup=False)
             return
-        if name == "tasks" and not self._tasks_tab:
-            self.notify("no asyncio tasks: the program has not imported asyncio", markup=False)
+        if name == "tasks" and not self._tasks_ready():
             return
         if group and tab:
             self.query_one(f"#{group}", TabbedContent).active = tab

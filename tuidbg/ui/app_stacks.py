@@ -351,6 +351,7 @@ class StacksPart:
             self.query_one("#stack-group", TabbedContent).show_tab("tab-processes")
         if self._processes_tab:
             self.query_one(ProcessesPane).update_state(state)
+        self._update_tasks(state)  # (the stack group's other tab that comes and goes: app_tasks)
 
     def on_processes_pane_process_chosen(self, message: ProcessesPane.ProcessChosen) -> None:
         iid = message.inferior_id

@@ -42,6 +42,9 @@ class TasksPane(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)
         self._key: tuple | None = None
 
+    def on_mount(self) -> None:
+        self.post_message(self.Wanted())
+
     def on_show(self) -> None:
         self.post_message(self.Wanted())
 
