@@ -48,6 +48,7 @@ from tuidbg import dumpframes as F
 from tuidbg.launch import UsageError
 
 FRAMES_PER_THREAD = 100000
+BIG_JSON_TASKS = 2000
 
 
 def add_dump_parser(sub, complete_pids=None):
@@ -241,14 +242,17 @@ def _finish(procs: list[dict], errors: list[dict], as_json: bool, native: bool) 
 
 
 def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:
-    from tuidbg import dumpreport as R
-
     if as_json:
         import json
 
-        text = json.dumps(doc, indent=1) + "\n"
+        # (indented while it is small enough to read; a large one, thousands of asyncio tasks, compact:
+        # json's indenting encoder is pure Python, 4x slower than the C one)
+        big = sum(len(p.get("tasks") or ()) for p in doc["processes"]) > BIG_JSON_TASKS
+        text = json.dumps(doc, indent=None if big else 1) + "\n"
     else:
-        text = R.format_text(doc, native=native)
+        from tuidbg import dumptasks
+
+        text = dumptasks.format_text(doc, native=native)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -300,7 +304,7 @@ def _direct(pid: int, nonblocking: bool, descendant: bool = False,
     from tuidbg.procread import snapshot as S
 
     try:
-        snap = S.take(pid, stop=not nonblocking, native=native)
+        snap = S.take(pid, stop=not nonblocking, native=native, tasks=True)
     except S.NativeUnsupported as exc:
         return None, str(exc)
     except S.NotAllowed as exc:
@@ -376,6 +380,9 @@ def _direct_report(pid: int, snap, note: str | None = None, error: str | None = 
                 entry["python_error"] = rec.error
         report["threads"].append(entry)
     if snap is not None and snap.interp is not None:
+        from tuidbg import dumptasks
+
+        dumptasks.add(report, snap.tasks, snap.tasks_error)
         orphans = [r for r in snap.recs if r.gdb is None and r.frames]
         if orphans:
             report["orphan_thread_states"] = [
@@ -551,6 +558,7 @@ async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
             F.merge_into(entry, native_frames[t.id], py, ps)
         report["threads"].append(entry)
     if ps is not None and ps.ok:
+        await _tasks(session, state, report)
         # thread states without a gdb thread (a core without them, a thread that is exiting)
         orphans = [t for t in ps.threads if t.tid is None and t.frames]
         if orphans:
@@ -558,6 +566,24 @@ async def _report(session, state, pid: int, native: bool, head: dict) -> dict:
                 {"thread_id": t.thread_id, "frames": [F.pyframe_dict(f) for f in t.frames]} for t in orphans
             ]
     return report
+
+
+async def _tasks(session, state, report: dict) -> None:
+    """The asyncio tasks, read in gdb as the direct reader reads them (``tuidbg.dumptasks``)."""
+    from tuidbg import dumptasks
+    from tuidbg.engine import pytasks
+    from tuidbg.engine.errors import EngineError
+
+    if not pytasks.has_asyncio(state):
+        return
+    try:
+        res = await pytasks.collect(session)
+    except EngineError as exc:
+        res = {"status": "error", "reason": str(exc)}
+    if res.get("status") == "ok":
+        dumptasks.add(report, res, None)
+    else:
+        dumptasks.add(report, None, f"the asyncio tasks could not be read: {res.get('reason')}")
 
 
 def _int(s: str) -> int:

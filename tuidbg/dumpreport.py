@@ -2,7 +2,7 @@
 
 The JSON (``tuidbg dump --json PID...``; ``--merge`` reads and writes the same)::
 
-    {"format": "tuidbg-dump", "version": 1,
+    {"format": "tuidbg-dump", "version": 2,
      "processes": [                      # in the order asked (with --children: each tree, parent first)
        {"pid": 4101, "ppid": 4100, "host": "node1",        # os.uname().nodename of the reading machine
         "cmdline": ["python3", "train.py"], "executable": "/usr/bin/python3.11",
@@ -23,12 +23,16 @@ The JSON (``tuidbg dump --json PID...``; ``--merge`` reads and writes the same):
               "internal": true}                                  #  internal: interpreter plumbing)
            ],
            "notes": ["Python frames not merged: ..."]}],   # (--native, only when there are any)
-        "orphan_thread_states": [{"thread_id": 140.., "frames": [...]}]}],  # (only if any: Python
+        "orphan_thread_states": [{"thread_id": 140.., "frames": [...]}],  # (only if any: Python
                                                      # thread states on no thread the reader could name)
+        "tasks": [...],                                 # the asyncio tasks (tuidbg.dumptasks); absent when
+        "tasks_error": "..."}],                          # the program has no asyncio; why not, if not read
      "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}]}  # (only if any)
 
-Keys may be added within version 1; a reader ignores those it does not know. ``--merge``
-and ``tuidbg view`` refuse another format or version with one line.
+Keys may be added within a version; a reader ignores those it does not know. Version 2 added
+``tasks`` (and ``tasks_error``): a version 1 dump is the same without them, and ``--merge`` and
+``tuidbg view`` read both (a merge is written as version 2); they refuse another format or
+version with one line.
 
 Without ``--native`` a thread's frames are its Python frames; with it, its whole native
 stack with the Python frames in place of the eval-loop frames that run them.
@@ -44,7 +48,8 @@ Processes are named by PID, or HOST:PID when the report spans several hosts.
 from __future__ import annotations
 
 FORMAT = "tuidbg-dump"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # versions --merge and view read (1: before the asyncio tasks)
 
 
 class BadReport(Exception):
@@ -82,8 +87,9 @@ def load(path: str) -> dict:
         raise BadReport(f"{path}: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise BadReport(f"{path}: not a tuidbg dump (made with tuidbg dump --json)")
-    if doc.get("version") != VERSION:
-        raise BadReport(f"{path}: a tuidbg dump of version {doc.get('version')!r}; this tuidbg reads version {VERSION}")
+    if doc.get("version") not in READS:
+        raise BadReport(f"{path}: a tuidbg dump of version {doc.get('version')!r}; this tuidbg reads versions "
+                        f"{', '.join(map(str, READS))}")
     why = bad_document(doc)
     if why:
         raise BadReport(f"{path}: {why}")
@@ -98,13 +104,16 @@ _INT = (int, _N)
 _FLAG = (bool, _N)
 PROCESS = {"pid": (int,), "ppid": _INT, "host": _TEXT, "cmdline": (list, _N), "executable": _TEXT, "env": (dict, _N),
            "python": _TEXT, "reader": _TEXT, "fallback": _TEXT, "note": _TEXT, "error": _TEXT, "threads": (list,),
-           "orphan_thread_states": (list, _N)}
+           "orphan_thread_states": (list, _N), "tasks": (list, _N), "tasks_error": _TEXT, "tasks_note": _TEXT}
 THREAD = {"id": (str, int, _N), "tid": _INT, "name": _TEXT, "main": _FLAG, "truncated": _FLAG, "python_error": _TEXT,
           "frames": (list,), "notes": (list, _N)}
 ORPHAN = {"thread_id": _INT, "frames": (list,)}
 FRAME = {"kind": (str,), "function": _TEXT, "qualname": _TEXT, "file": _TEXT, "line": _INT, "entry": _FLAG,
          "native_level": _INT, "addr": _TEXT, "library": _TEXT, "level": _INT, "fold": _TEXT, "internal": _FLAG}
 ERROR = {"pid": (int, str, _N), "host": _TEXT, "error": _TEXT}
+TASK = {"id": (str,), "name": _TEXT, "state": _TEXT, "current": _FLAG, "running": _FLAG, "thread": (str, int, _N),
+        "tid": _INT, "frames": (list,), "awaiting": (dict, _N), "awaited_by": (list, _N), "error": _TEXT}
+AWAITING = {"kind": _TEXT, "type": _TEXT, "name": _TEXT, "state": _TEXT, "id": _TEXT}
 MAX_DEPTH = 64  # what tuidbg writes is 8 deep; a value deeper than this (in a key it does not know) is refused
 
 _WHAT = {str: "text", int: "a whole number", bool: "true or false", list: "a list", dict: "an object"}
@@ -182,6 +191,15 @@ def bad_document(doc: dict) -> str | None:
             why = _frames(o["frames"], f"{where}, orphan thread state {j}")
             if why:
                 return why
+        for j, t in enumerate(p.get("tasks") or [], 1):
+            why = _wrong(t, TASK) or _texts(t.get("awaited_by"), "awaiting tasks")
+            if why is None and t.get("awaiting") is not None:
+                why = _wrong(t["awaiting"], AWAITING)
+            why = why or _frames(t["frames"], "")
+            if why is None and any(f["kind"] != "python" for f in t["frames"]):
+                why = "has a frame that is not a Python frame"
+            if why:
+                return f"{where}, task {j} {why.lstrip(', ')}"
     errors = doc.get("errors", [])
     if not isinstance(errors, list):
         return "its errors are not a list of objects"
@@ -219,8 +237,9 @@ class Group:
     def __init__(self, key: tuple, frames: list[dict]) -> None:
         self.key = key
         self.frames = frames  # the first member's (addresses are the first member's)
-        self.members: list[tuple[dict, dict]] = []  # (process, thread)
+        self.members: list[tuple[dict, dict]] = []  # (process, thread), or (process, task)
         self.diverges = False
+        self.tasks = False  # a group of asyncio tasks (tuidbg.dumptasks.group)
 
     @property
     def processes(self) -> list[dict]:
@@ -289,9 +308,15 @@ def _name(p: dict, hosts: bool) -> str:
     return f"{clean(p.get('host') or '?')}:{p['pid']}" if hosts else str(p["pid"])
 
 
-def format_text(doc: dict, native: bool = False) -> str:
+def many_hosts(doc: dict) -> bool:
+    """Whether the report spans several hosts (processes are named HOST:PID then)."""
+    return len({p.get("host") for p in doc["processes"]} | {e.get("host") for e in doc.get("errors", [])}) > 1
+
+
+def format_text(doc: dict, native: bool = False, tail: list[str] = ()) -> str:
+    """The report as text: its processes, each distinct stack, then ``tail`` (the tasks: tuidbg.dumptasks)."""
     procs = doc["processes"]
-    hosts = len({p.get("host") for p in procs} | {e.get("host") for e in doc.get("errors", [])}) > 1
+    hosts = many_hosts(doc)
     out: list[str] = []
     if len(procs) == 1 and not doc.get("errors"):
         out.append(_process_line(procs[0], hosts, alone=True))
@@ -331,6 +356,7 @@ def format_text(doc: dict, native: bool = False) -> str:
             out.append(f"    ({clean(t['python_error'])})")
         for note in t.get("notes", []):
             out.append(f"    ({clean(note)})")
+    out.extend(tail)
     out.append("")
     return "\n".join(out)
 

@@ -356,7 +356,7 @@ def test_merge_bad_files(tmp_path):
     for text, why in [("{not json", "not JSON"),
                       ("\xff\xfe", "not JSON"),
                       ('{"processes": []}', "not a tuidbg dump (made with tuidbg dump --json)"),
-                      ('{"format": "tuidbg-dump", "version": 7, "processes": []}', "a tuidbg dump of version 7; this tuidbg reads version 1"),
+                      ('{"format": "tuidbg-dump", "version": 7, "processes": []}', "a tuidbg dump of version 7; this tuidbg reads versions 1, 2"),
                       ('{"format": "tuidbg-dump", "version": 1, "processes": [{"pid": 1, "threads": [{}]}]}',
                        "process 1 of the dump, thread 1 has no 'frames'")]:
         bad.write_bytes(text.encode("latin-1"))

@@ -124,3 +124,45 @@ def test_view_bad_input(tmp_path):
     good.write_text(json.dumps({"format": "tuidbg-dump", "version": 1, "processes": []}))
     check_error(run_tuidbg("view", str(good)), "view needs a terminal")  # (the tests' stdin is no terminal)
     check_error(run_tuidbg("view"), "the following arguments are required: FILE")
+
+
+async def test_view_groups_asyncio_tasks_across_dumps(tmp_path, cleanup):
+    """Two processes' dumps, each with 23 tasks asleep in the same await: one group of 46 tasks in 2
+    processes, its coroutines, and the tasks' names in the processes pane."""
+    demo = PY_PROGRAMS / "tasks_demo.py"
+    files = []
+    for i in range(2):
+        ready = tmp_path / f"ready{i}.json"
+        p = subprocess.Popen([str(DEBIAN_PY311), str(demo), str(ready), "--extra", "20"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cleanup.append(p)
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert p.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        res = run_tuidbg("dump", "--json", str(p.pid))
+        assert res.returncode == 0, res.stderr
+        f = tmp_path / f"dump{i}.json"
+        f.write_text(res.stdout)
+        files.append(str(f))
+    doc = R.merge(files)
+    app = ViewApp(doc, files)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        summary = app.query_one("#summary").render().plain
+        n = sum(len(p["tasks"]) for p in doc["processes"])
+        assert summary.startswith(f"2 processes, 2 threads, {n} asyncio tasks, ")
+        table = app.query_one("#groups")
+        rows = [_cells(table, i) for i in range(table.row_count)]
+        big = next(i for i, r in enumerate(rows) if r[1] == "46 tasks")
+        assert rows[big][0] == "2" and rows[big][3].startswith("sleep (")
+        for _ in range(big):
+            await pilot.press("down")
+        await pilot.pause()
+        frames = app.query_one("#frames")
+        assert [_cells(frames, i)[1] for i in range(frames.row_count)] == ["sleep", "sleeper"]
+        title = app.query_one("#frames-title").render().plain
+        assert title.startswith("Frames (innermost first) of 46 asyncio tasks in 2 processes, awaiting"), title
+        procs = app.query_one("#procs")
+        assert all(_cells(procs, i)[2].startswith("'gather-0', 'gather-1', 'gather-2', 'idle-0' (+19)")
+                   for i in range(procs.row_count))

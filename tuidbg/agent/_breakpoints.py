@@ -8,13 +8,14 @@ agent turns a hit into a stop.
 
 import threading
 
+from ._asyncio_steps import current_task_name
 from ._lines import canon, code_lines, resolve_line
 from ._registry import is_agent_code
 
 
 class Bp(object):
     __slots__ = ("id", "file", "req_line", "line", "cond", "code", "ignore", "ignore_left", "enabled",
-                 "temporary", "hits", "verified", "message", "rev")
+                 "temporary", "hits", "verified", "message", "rev", "task")
 
     def status(self):
         return {"id": self.id, "line": self.line, "verified": self.verified, "hits": self.hits,
@@ -44,6 +45,7 @@ class Breakpoints(object):
             bp.file = canon(d["file"], self.cwd) or d["file"]
             bp.req_line = int(d["line"])
             bp.cond = d.get("cond") or None
+            bp.task = d.get("task") or None  # only in the asyncio task of this name
             bp.code = None
             if bp.cond:
                 try:
@@ -127,6 +129,8 @@ class Breakpoints(object):
             return None
         for bp in list(bps):
             if not bp.enabled:
+                continue
+            if bp.task is not None and current_task_name() != bp.task:
                 continue
             message = None
             if bp.code is not None:

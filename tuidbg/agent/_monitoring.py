@@ -14,7 +14,8 @@
     changes.
   A LINE callback on a line without a breakpoint returns DISABLE.
 - Stepping: LINE, PY_RETURN, PY_YIELD, CALL (+ C_RETURN/C_RAISE) on the
-  stepping frame's code, INSTRUCTION on the caller's code after a return (to
+  stepping frame's code (a coroutine that suspends at an ``await`` keeps the step: "next" stops at
+  its next line when it resumes), INSTRUCTION on the caller's code after a return (to
   stop on the call line), PY_UNWIND globally, and PY_START globally for "step
   into". Events are per interpreter, so every callback filters on the stepping
   thread; while a step is on, nothing returns DISABLE.
@@ -73,7 +74,7 @@ class MonitoringBackend(object):
         reg(t, E.LINE, self._on_line)
         reg(t, E.INSTRUCTION, self._on_instruction)
         reg(t, E.PY_RETURN, self._on_return)
-        reg(t, E.PY_YIELD, self._on_return)
+        reg(t, E.PY_YIELD, self._on_yield)
         reg(t, E.PY_UNWIND, self._on_unwind)
         reg(t, E.CALL, self._on_call)
         reg(t, E.C_RETURN, self._on_c_return)
@@ -333,6 +334,16 @@ class MonitoringBackend(object):
         st = self._stepping()
         if st is not None:
             frame = sys._getframe(1)
+            if frame is st.frame or st.frame is None:
+                self.agent.step_returned(st, frame)
+        return None
+
+    def _on_yield(self, code, offset, retval):
+        st = self._stepping()
+        if st is not None:
+            frame = sys._getframe(1)
+            if frame is st.frame and self.agent.step_suspends(st, frame):
+                return None  # (waits for the frame to resume: an await, a yield)
             if frame is st.frame or st.frame is None:
                 self.agent.step_returned(st, frame)
         return None

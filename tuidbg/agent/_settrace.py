@@ -30,6 +30,7 @@ import sys
 import threading
 
 from . import protocol as P
+from ._asyncio_steps import suspends
 from ._framefilter import FrameFilter, FrameFilterError, available as _filter_available
 from ._registry import AGENT_PREFIX, run_by_agent as _run_by_agent
 
@@ -346,7 +347,10 @@ class SettraceBackend(object):
                 if st.after_return or agent.want_return_to_python(st):
                     agent.step_stop(frame)
         elif event == "return":
-            if st is not None and (frame is st.frame or st.frame is None):
+            if st is not None and frame is st.frame and not st.unwinding and suspends(frame) \
+                    and agent.step_suspends(st, frame):
+                pass  # (waits for the frame to resume: an await, a yield)
+            elif st is not None and (frame is st.frame or st.frame is None):
                 agent.step_returned(st, frame, unwinding=st.unwinding)
             elif self.mode == "filter" and agent.bp_lines_for_code(frame.f_code):
                 self._drop_if_idle(frame)

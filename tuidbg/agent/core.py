@@ -35,6 +35,7 @@ import time
 
 from . import _follow, _registry
 from . import protocol as P
+from ._asyncio_steps import SUSPENDING, awaiter_frame
 from ._breakpoints import Breakpoints
 from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
 from . import _values
@@ -671,6 +672,12 @@ class Agent(object):
         caller = frame.f_back
         while caller is not None and is_agent_code(caller.f_code):
             caller = caller.f_back
+        if frame.f_code.co_flags & SUSPENDING and (caller is None or not caller.f_code.co_flags & SUSPENDING):
+            # The coroutine of an asyncio task returns to the event loop: the step goes on in the task
+            # that awaits this one, once it resumes (not in the loop's own code).
+            awaiter = awaiter_frame()
+            if awaiter is not None:
+                caller = awaiter
         if caller is None:
             self.step = None
             self.backend.end_step()
@@ -680,6 +687,15 @@ class Agent(object):
         st.after_return = not unwinding
         st.unwinding = False
         self.backend.follow(st, caller)
+
+    def step_suspends(self, st, frame):
+        """The step's frame (a coroutine, a generator) suspends at an ``await`` or a ``yield``: True when
+        the step waits for it to resume ("next": its next line; "finish": its return), as pdb does since
+        3.12; other tasks run meanwhile. False: the backend goes on as after a return."""
+        if frame is not st.frame or st.mode not in (P.M_OVER, P.M_OUT):
+            return False
+        st.after_return = False
+        return True
 
     def native_call(self, st, frame, callee):
         """``step into native``: ``callee`` is about to be called from the step's frame."""

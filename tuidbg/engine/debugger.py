@@ -14,18 +14,20 @@ from tuidbg.engine.entry import EntryStop
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.pyagent import PyAgent
 from tuidbg.engine.pystack import PystackExtension
+from tuidbg.engine.pytasks import TasksExtension
 from tuidbg.engine.remember import RememberExtension
 from tuidbg.engine.session import DebugSession, SessionConfig
 from tuidbg.engine.transport import Transport
 
 
 def default_extensions(config: SessionConfig) -> list[Extension]:
-    """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop, and
+    """CUDA (inert unless gdb turns out to be cuda-gdb), the Python stacks after every stop (and the
+    asyncio tasks running then, in a program with asyncio), and
     tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, with the stops at
     PyTorch's C++ throws that go with its exception stops, and the
     remembered breakpoints when there is a file for them; the program's children when it keeps them; the stop at
     the program's entry."""
-    exts: list[Extension] = [CudaExtension(config), PystackExtension()]
+    exts: list[Extension] = [CudaExtension(config), PystackExtension(), TasksExtension()]
     if config.agent:
         agent = PyAgent(config)
         throws = CxxThrows(config)

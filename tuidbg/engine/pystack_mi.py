@@ -110,7 +110,7 @@ class MITarget(W.Target):
             return m.group(1).strip()
         return self._exec_file
 
-    def sections(self, name: str) -> list[tuple[int, int, str | None]]:
+    def sections(self, name: str, want=None) -> list[tuple[int, int, str | None]]:
         self._load_info_files()
         return [(a, b, obj) for a, b, sec, obj in (self._info_files or []) if sec == name]
 
@@ -215,5 +215,48 @@ async def walk(session, *, thread: str | None = None, max_frames: int | None = N
         res = W.result_dict(interp, recs)
         res["status"] = "ok"
         return res
+
+    return await asyncio.to_thread(run)
+
+
+async def tasks(session, *, current: bool = False, locals_of: tuple[int, int] | None = None,
+                max_items: int = 10, max_str: int = 200) -> dict:
+    """The same result dict as ``-tuidbg-pytasks --json`` (``--current``; ``--locals``: ``locals_of``,
+    (frame address, code address))."""
+    from tuidbg.gdbext import cpython_tasks as T
+
+    loop = asyncio.get_running_loop()
+    key = _libraries_key(session)
+
+    def run() -> dict:
+        cached = _INTERPRETERS.get(session)
+        try:
+            if cached is not None and cached[0] == key:
+                interp = cached[1]
+            else:
+                interp = W.Interpreter(MITarget(session, loop))
+                _INTERPRETERS[session] = (key, interp)
+            w = W.Walker(interp)
+            if locals_of is not None:
+                rec = W.PyThreadRec(0, 0, 0, None)
+                rec.frames.append(W.PyFrameRec("?", None, "?", None, False, locals_of[1], locals_of[0]))
+                fmt = W.ValueFormatter(w, max_items=max_items, max_str=max_str)
+                return {"v": 1, "status": "ok", "locals": W.locals_rows(fmt, rec, 0)}
+            recs = w.thread_states()
+            w.map_threads(recs, interp.target.threads())
+            reader = T.TaskReader(w, recs)
+            if current:
+                return {"v": 1, "status": "ok", "current": [{"addr": a, "name": n, "frame": f} for a, n, f in reader.current()]}
+            for r in recs:
+                w.walk_frames(r, anchors=False)
+            return T.tasks_dict(interp, reader.read())
+        except W.NoPython as exc:
+            return {"v": 1, "status": "no-python", "reason": str(exc)}
+        except W.WalkError as exc:
+            return {"v": 1, "status": "error", "reason": str(exc)}
+        except W.ReadError as exc:
+            return {"v": 1, "status": "error", "reason": f"cannot read the program's tasks: {exc}"}
+        except (MIError, ValueError) as exc:
+            return {"v": 1, "status": "error", "reason": str(exc)}
 
     return await asyncio.to_thread(run)

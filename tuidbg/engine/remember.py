@@ -386,7 +386,8 @@ class RememberExtension(Extension):
                 return
             if ag.breakpoints_at(file, found) or self._in_ex(file, found):
                 return
-            new = await ag.add_breakpoint(file, found, condition=cond, ignore_count=ignore, enabled=enabled)
+            new = await ag.add_breakpoint(file, found, condition=cond, ignore_count=ignore, enabled=enabled,
+                                          task=bp.get("task") or None)
             key = f"p:{new.id}"
         elif kind == "native":
             if file is not None:
@@ -443,7 +444,8 @@ class RememberExtension(Extension):
                 continue
             n = p.effective_line
             bps.append({"kind": "python", "file": p.file, "line": n, "text": line_text(p.file, n),
-                        "condition": p.condition, "ignore": p.ignore_count, "enabled": p.enabled})
+                        "condition": p.condition, "ignore": p.ignore_count, "enabled": p.enabled,
+                        **({"task": p.task} if p.task else {})})
         bps += [{k: v for k, v in g.items() if k != "why"} for g in self.gone]
         return {"version": VERSION, "project": os.getcwd(), "program": program_identity(self.config),
                 "breakpoints": bps, "watches": self.watches, "layout": self.layout}

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from tuidbg.engine.mi import MIRecord, exit_code, to_int
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint, PyStack
+from tuidbg.engine.python.tasks import PyTasks, TaskView
 from tuidbg.engine.records import (  # noqa: F401  (the words of the state, importable from here too)
     Breakpoint,
     BreakpointLocation,
@@ -68,6 +69,8 @@ class PythonView:
     stop_pending: bool = False  # the agent made this stop; its ``stop`` is on its way
     transient: bool = False  # a short internal stop (or run) of an agent request: nothing to repaint
     native_step: bool = False  # the stop is "step into native", arriving in the C function
+    tasks: PyTasks | None = None  # the asyncio tasks at this stop (those running now, or all: engine.pytasks)
+    task_view: TaskView | None = None  # a task whose coroutines the Python frames pane shows (the user's)
 
 
 @dataclass(frozen=True)

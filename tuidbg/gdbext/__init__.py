@@ -9,8 +9,9 @@ MI-memory backend for a gdb without Python).
 
 Layers, each importing only the ones below it: ``elfsyms``, ``cpython_layouts``,
 ``cpython_mem``, ``cpython_lines`` < ``cpython_interp`` < ``cpython_native``,
-``cpython_values`` < ``cpython_walk`` < ``gdb_target`` < ``pystack_cmds``,
-``commands``, ``torch_printers`` (the at::Tensor pretty-printer), ``cxxbreak`` (C++
+``cpython_values`` < ``cpython_walk`` < ``cpython_taskobjs`` < ``cpython_tasks`` (asyncio tasks; its
+tables in ``cpython_objlayouts``, below ``cpython_layouts``) < ``gdb_target`` < ``pystack_cmds`` <
+``tasks_cmds``; ``commands``, ``torch_printers`` (the at::Tensor pretty-printer), ``cxxbreak`` (C++
 breakpoints in libraries read without demangling; ``cxxnames`` below it) < this package's
 ``register``. Modules import their siblings by name
 (``from .cpython_mem import ...``), never the package itself.
@@ -18,9 +19,10 @@ breakpoints in libraries read without demangling; ``cxxnames`` below it) < this 
 
 
 def register():
-    from . import commands, cxxbreak, pystack_cmds, torch_printers
+    from . import commands, cxxbreak, pystack_cmds, tasks_cmds, torch_printers
 
     commands.register()
     cxxbreak.register()
     pystack_cmds.register()
+    tasks_cmds.register()
     torch_printers.register()

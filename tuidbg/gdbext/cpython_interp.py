@@ -25,6 +25,7 @@ from .cpython_layouts import (
     features,
 )
 from .cpython_mem import Memory, NoPython, ReadError, WalkError, u64_at
+from .cpython_objlayouts import SHIFTED
 
 EVAL_NAME = "_PyEval_EvalFrameDefault"
 
@@ -288,8 +289,9 @@ def _derive_314(off):
     3.13 table's offsets into objects move with it, and ``co_tlbc`` sits between
     ``_co_firsttraceable`` and the bytecode."""
     shift = off.get("_do.header", HEADER_SIZE) - HEADER_SIZE
-    for key in ("cell.ref", "dict.used", "fo.lineno", "var.size"):
-        off[key] += shift
+    for key in ("cell.ref", "dict.used", "fo.lineno", "var.size") + SHIFTED:
+        if key in off:
+            off[key] += shift
     arg = off.get("co.argcount")
     if arg is not None:
         off["co.flags"] = arg - 4

@@ -23,6 +23,8 @@ Plain data and small functions only: this module runs inside gdb's Python
 (any version from 3.6) and in tuidbg's own process.
 """
 
+from .cpython_objlayouts import OBJECT_DEBUG_OFFSETS_KEYS, OBJECT_DWARF_FIELDS, OBJECT_TABLES
+
 # ---------------------------------------------------------------------------------------------
 # Facts that are not offsets.
 
@@ -260,13 +262,15 @@ TABLES = {}
 for _minor, _t in ((9, _T39), (10, _T310), (11, _T311), (12, _T312), (13, _T313)):
     _full = dict(_COMMON)
     _full.update(_t)
+    _full.update(OBJECT_TABLES[_minor])  # (what the asyncio task reader needs: cpython_objlayouts)
     TABLES[_minor] = _full
 
 # 3.14: everything _Py_DebugOffsets does not describe, as in 3.13 (the object headers,
 # dict keys and the int fields of code objects did not move). Fields that are
 # derived from a debug-offset entry are computed in ``offsets_from_debug``.
 TABLE_314_BASE = dict(TABLES[13])
-for _k in ("rt.interp_head", "is.threads_head", "ts.current_frame", "ts.thread_id", "ts.native_thread_id"):
+for _k in ("rt.interp_head", "is.threads_head", "ts.current_frame", "ts.thread_id", "ts.native_thread_id",
+           "if.stacktop"):
     del TABLE_314_BASE[_k]
 
 # Keys a walk needs per frame model (a table or DWARF that lacks one cannot be used).
@@ -364,6 +368,7 @@ DWARF_FIELDS = {
     "set.table": [("PySetObject", "table")],
     "cell.ref": [("PyCellObject", "ob_ref")],
 }
+DWARF_FIELDS.update(OBJECT_DWARF_FIELDS)
 
 # Keys whose DWARF answer differs in meaning between versions and must not override a table
 # from a mismatching struct (e.g. 3.9's dict values are a plain array, no struct _dictvalues).
@@ -483,6 +488,7 @@ DEBUG_OFFSETS_KEYS = {
     "unicode.length": "str.length",
     "unicode.asciiobject_size": "str.ascii_size",
 }
+DEBUG_OFFSETS_KEYS.update(OBJECT_DEBUG_OFFSETS_KEYS)
 
 # Offsets every sane 64-bit build has, relative to the size of the object header
 # (pyobject.size: 16, or 32 in a free-threaded build, where ob_tid, the flags and the

@@ -48,9 +48,9 @@ from .cpython_values import ValueFormatter
 # What the front end (tuidbg/engine/pystack_mi.py) and the tests use from this module: the
 # walker's whole public surface, wherever it is defined.
 __all__ = [
-    "DEFAULT_MAX_FRAMES", "EVAL_NAME", "GdbThread", "Interpreter", "NativeFrame", "NoPython", "ReadError",
-    "StopCache", "Target", "ValueFormatter", "WalkError", "Walker", "line_at", "line_ranges", "locals_result",
-    "result_dict", "walk",
+    "DEFAULT_MAX_FRAMES", "EVAL_NAME", "GdbThread", "Interpreter", "NativeFrame", "NoPython", "PyFrameRec",
+    "PyThreadRec", "ReadError", "StopCache", "Target", "ValueFormatter", "WalkError", "Walker", "line_at",
+    "line_ranges", "locals_result", "locals_rows", "result_dict", "walk",
 ]
 
 MAX_INTERPRETERS = 64
@@ -543,6 +543,11 @@ def locals_result(interp, cache, tid, index, max_items=10, max_str=200):
         return {"v": 1, "status": "error", "reason": "thread %s runs no Python code" % tid}
     w.walk_frames(rec, index + 1)
     fmt = ValueFormatter(w, max_items=max_items, max_str=max_str)
+    return {"v": 1, "status": "ok", "thread": str(tid), "frame": index, "locals": locals_rows(fmt, rec, index)}
+
+
+def locals_rows(fmt, rec, index):
+    """The locals of Python frame ``index`` of ``rec`` (a walked thread, or a coroutine's frame) as rows."""
     rows = []
     for name, kind, addr in fmt.frame_locals(rec, index):
         tname, text = fmt.format(addr)
@@ -557,4 +562,4 @@ def locals_result(interp, cache, tid, index, max_items=10, max_str=200):
             "error": err,
             "addr": addr if isinstance(addr, int) else None,
         })
-    return {"v": 1, "status": "ok", "thread": str(tid), "frame": index, "locals": rows}
+    return rows

@@ -131,7 +131,7 @@ class GdbTarget(Target):
             name = None
         return name or self._exec_file()
 
-    def sections(self, name):
+    def sections(self, name, want=None):
         if self._info_files is None:
             try:
                 text = gdb.execute("info files", to_string=True)

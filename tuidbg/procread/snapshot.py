@@ -6,6 +6,10 @@ does not change (``Interpreter``, before anything is stopped), stops every threa
 go before it returns. With ``stop=False`` nothing is stopped: the threads run on while
 their frames are read, so a stack may be torn (read half before and half after a call).
 
+With ``tasks=True`` the asyncio tasks are read too, while the threads are stopped
+(``gdbext.cpython_tasks``: ``Snapshot.tasks``, the walker's JSON-able dict of them, or None when
+the program has no asyncio; ``Snapshot.tasks_error`` says why they could not be read).
+
 With ``native=True`` each stopped thread's native stack is unwound too (``native``: registers
 by ptrace, the CFI of the mapped files) and the Python frames get the native level of the
 eval-loop frame that runs them (``Snapshot.stacks``); ``NativeUnsupported`` says why this
@@ -49,6 +53,8 @@ class Snapshot(object):
         self.stopped = stopped  # False: read while running (--nonblocking)
         self.stacks = stacks  # native=True: {tid: native.Stack}
         self.no_python = None  # native=True: why there is no ``interp`` (no CPython runtime found)
+        self.tasks = None  # tasks=True: cpython_tasks.tasks_dict of the program's asyncio tasks
+        self.tasks_error = None
 
 
 def _gone_or(pid, exc):
@@ -57,7 +63,7 @@ def _gone_or(pid, exc):
     return exc
 
 
-def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=False):
+def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=False, tasks=False):
     if native:
         from .regs import Unsupported, check_arch
 
@@ -89,9 +95,11 @@ def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=Fals
                     target.tids = fz.tids
                     stacks = _native(target, fz) if native else None
                     recs = _walk(target, interp, max_frames, stacks) if interp is not None else []
+                    got = _tasks(interp, recs) if tasks and interp is not None else (None, None)
             else:
                 stacks = None
                 recs = _walk(target, interp, max_frames)
+                got = _tasks(interp, recs) if tasks else (None, None)
         except FreezeError as exc:
             if exc.errno == errno.EPERM and not exiting(pid):
                 raise NotAllowed(str(exc), exc.errno)
@@ -101,6 +109,7 @@ def take(pid, stop=True, max_frames=DEFAULT_MAX_FRAMES, timeout=1.0, native=Fals
         if any(r.error for r in recs) and exiting(pid):
             raise ProcessGone("process %d exited while its stacks were being read" % pid, errno.ESRCH)
         snap = Snapshot(pid, interp, recs, list(target.tids or ()), stop, stacks)
+        snap.tasks, snap.tasks_error = got
         if interp is None:
             snap.no_python = no_python
         return snap
@@ -128,6 +137,26 @@ def _native(target, fz):
             raise NativeUnsupported("the native stack of thread %d was cut short: %s" % (tid, stack.cut))
         stacks[tid] = stack
     return stacks
+
+
+def _tasks(interp, recs):
+    """(the tasks as cpython_tasks.tasks_dict, None) or (None, why they could not be read); (None, None)
+    for a program without asyncio."""
+    paths = interp.target.objfile_paths()
+    if not any(p.rsplit("/", 1)[-1].startswith("_asyncio") for p in paths) and not interp.sym("PyInit__asyncio"):
+        return None, None  # (asyncio's C module is not loaded: no tasks, and nothing more imported)
+    from tuidbg.gdbext.cpython_tasks import TaskReader, tasks_dict
+    from tuidbg.gdbext.cpython_walk import Walker
+
+    try:
+        reader = TaskReader(Walker(interp, StopCache()), recs)
+        if not reader.available():
+            return None, None
+        return tasks_dict(interp, reader.read()), None
+    except (ReadError, ValueError, WalkError) as exc:
+        return None, "the asyncio tasks could not be read: %s" % exc
+    except Exception as exc:  # (memory that changed under a --nonblocking read, or a bug: the stacks still count)
+        return None, "the asyncio tasks could not be read: %s: %s" % (type(exc).__name__, exc)
 
 
 def _walk(target, interp, max_frames, stacks=None):

@@ -155,9 +155,9 @@ class ProcTarget(Target):
         self._symbols[name] = addr
         return addr
 
-    def sections(self, name):
+    def sections(self, name, want=None):
         out = []
-        for path, elf, bias in self._elves():
+        for path, elf, bias in self._elves(want):
             sec = elf.sections.get(name)
             if sec is not None and sec[0]:
                 out.append((sec[0] + bias, sec[0] + sec[1] + bias, path))

@@ -12,7 +12,7 @@ gdb that does not answer. The rest of the app is in mixins, one job each (each u
 panes, ``state`` and ``session``):
 
 - ``app_status.StatusPart``: the status line;
-- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them;
+- ``app_stacks.StacksPart``: the stacks, the Python view, locals, and choices made in them (app_tasks: tasks);
 - ``app_source.SourcePart``: the source area, files, marks, watches, pane focus and views;
 - ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints, exit notes;
 - ``app_console.ConsolePart``: the console, completion, the program's input;
@@ -54,6 +54,7 @@ from tuidbg.ui.app_exec import ExecPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
+from tuidbg.ui.app_tasks import TasksPart
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.fastkeys import FastKeys
 from tuidbg.ui.native_actions import NativeActions
@@ -114,8 +115,8 @@ class _Pending:
     console: list[mi.MIRecord]
 
 
-class TuidbgApp(StatusPart, StacksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys, App[int],
-                 inherit_bindings=False):
+class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys,
+                 App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()

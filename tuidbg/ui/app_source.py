@@ -33,6 +33,7 @@ PANES = {
     "cpp": ("cpp-list", "stack-group", "tab-stack"),
     "threads": ("threads", "stack-group", "tab-threads"),
     "processes": ("processes", "stack-group", "tab-processes"),
+    "tasks": ("tasks", "stack-group", "tab-tasks"),
     "cuda": ("cuda", "stack-group", "tab-cuda"),
     "locals": ("locals", "vars-group", "tab-locals"),
     "watch": ("watch", "vars-group", "tab-watch"),
@@ -425,6 +426,8 @@ class SourcePart:
         if name == "processes" and len(self.state.inferiors) < 2:
             self.notify("one process under the debugger: its children appear here (tuidbg run --children)",
                         markup=False)
+            return
+        if name == "tasks" and not self._tasks_ready():
             return
         if group and tab:
             self.query_one(f"#{group}", TabbedContent).active = tab

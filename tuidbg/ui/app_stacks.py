@@ -12,7 +12,7 @@ from dataclasses import replace
 from textual.content import Content
 from textual.widgets import Static, TabbedContent, TabPane
 
-from tuidbg.engine import cuda, mi, pyagent, pystack
+from tuidbg.engine import cuda, mi, pyagent, pystack, pytasks
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.merge import merged_stack
@@ -60,7 +60,8 @@ class StacksPart:
     def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
         """The selected Python frame when the agent made this stop and a Python frame of its thread is
         selected (the watches are Python expressions there), else None."""
-        if self.py_sel is None or pyview.agent_stop_here(state) is None or self._agent() is None:
+        if self.py_sel is None or pyview.agent_stop_here(state) is None or self._agent() is None \
+                or pyview.shown_task(state) is not None:
             return None
         return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
                               pyview.agent_frame_index(state, self.py_sel))
@@ -74,7 +75,7 @@ class StacksPart:
     def _update_stacks(self, state: DebuggerState) -> None:
         cpp = self.query_one(CppFramesPane)
         pt = pyview.python_thread(state) if state.is_stopped else None
-        notes = pyview.eval_frame_notes(pt)
+        notes = pyview.eval_frame_notes(pyview.python_thread(state, tasks=False) if state.is_stopped else None)
         top = pyview.agent_top(state)
         merged = merged_stack(state) if (self.merged and state.is_stopped) else None
         if merged and top:
@@ -141,11 +142,17 @@ class StacksPart:
         title = "Python frames"
         if ps is not None and ps.python:
             title += f" — Python {ps.python}"
-        if pyview.exception_stop(state) is not None:
+        task = pyview.shown_task(state)
+        if task is not None:
+            title += f" — task '{task.task.name}'"
+        elif pyview.exception_stop(state) is not None:
             title += " — traceback"
         self.query_one("#py-title", Static).update(Content(title), layout=False)
         if not state.is_stopped:
             pane.show_message(f"(the program is {state.process.value})", ("py", state.process))
+        elif task is not None:
+            pane.show_frames(pt.frames, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, "task",
+                                                      task.task.addr))
         elif pt is not None and pt.frames and pyview.exception_stop(state) is not None:
             pane.show_frames(pt.frames, self.py_sel, ("py", pyview.stop_generation(state), state.selected_thread, "tb", len(pt.frames)))
         elif ps is None:
@@ -163,7 +170,7 @@ class StacksPart:
         pane = self.query_one(LocalsPane)
         pt = pyview.python_thread(state) if state.is_stopped else None
         if pt is not None and self.py_sel is not None:
-            key = (pyview.stop_generation(state), state.selected_thread, self.py_sel)
+            key = (pyview.stop_generation(state), state.selected_thread, self.py_sel, pyview.task_key(state))
             vars_ = self._py_locals.get(key)
             if vars_ is None:
                 self._fetch_python_locals(key)
@@ -199,9 +206,10 @@ class StacksPart:
             return  # (a fetch through the agent makes states of its own: one fetch per key)
         self._py_locals_inflight.add(key)
         epoch = self._py_locals_epoch
-        gen, tid, index = key
+        gen, tid, index, task = key
         ag = self._agent()
-        from_agent = ag is not None and pyview.exception_stop(self.state) is not None
+        from_agent = ag is not None and pyview.exception_stop(self.state) is not None and not task
+        coro = pyview.selected_frame(self.state, index) if task else None
 
         async def fetch() -> None:
             try:
@@ -209,9 +217,11 @@ class StacksPart:
                     # a frame of the traceback: no longer on the stack in memory; the agent has it
                     nodes = [VarNode(path=f"py:{name}", name=name, type=type_, value=value, expandable=False)
                              for name, type_, value in await ag.python_locals(index)]
+                elif coro is not None:  # (a coroutine of an asyncio task: on no thread's stack)
+                    nodes = _nodes(await pytasks.frame_locals(self.session, coro.frame_addr, coro.code_addr))
                 else:
                     nodes = await self._python_locals_from_memory(tid, index)
-                if ag is not None and pyview.agent_stop_here(self.state) is not None:
+                if ag is not None and pyview.agent_stop_here(self.state) is not None and not task:
                     frame = index if from_agent else pyview.agent_frame_index(self.state, index)
                     for n in nodes:  # containers and objects: the agent has their children
                         if n.error is None and python_may_expand(n.type, n.value):
@@ -227,7 +237,8 @@ class StacksPart:
             if len(self._py_locals) > 64:
                 self._py_locals.clear()
             self._py_locals[key] = nodes
-            if (pyview.stop_generation(self.state), self.state.selected_thread, self.py_sel) == key:
+            if (pyview.stop_generation(self.state), self.state.selected_thread, self.py_sel,
+                    pyview.task_key(self.state)) == key:
                 self.query_one(LocalsPane).update_state(self.state, python_vars=nodes, python_key=key)
 
         # not exclusive: a newer fetch must not cancel one under way (it would be asked again)
@@ -260,14 +271,7 @@ class StacksPart:
         return await ag.python_children(expr, path, frame, device_data)
 
     async def _python_locals_from_memory(self, tid: str, index: int) -> list[VarNode]:
-        locs = await pystack.python_locals(self.session, tid, index)
-        return [
-            VarNode(
-                path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
-                error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
-            )
-            for loc in locs
-        ]
+        return _nodes(await pystack.python_locals(self.session, tid, index))
 
     def _python_values_may_have_changed(self) -> None:
         """After Python code ran in the program at a stop (pyeval x = 5): read the locals and the
@@ -284,7 +288,7 @@ class StacksPart:
         return [
             {
                 "id": b.id, "file": b.file, "line": b.effective_line, "requested_line": b.line,
-                "condition": b.condition, "enabled": b.enabled, "hits": b.hits,
+                "condition": b.condition, "enabled": b.enabled, "hits": b.hits, "task": b.task,
             }
             for b in bps
         ]
@@ -368,6 +372,7 @@ class StacksPart:
             self.query_one("#stack-group", TabbedContent).show_tab("tab-processes")
         if self._processes_tab:
             self.query_one(ProcessesPane).update_state(state)
+        self._update_tasks(state)  # (the stack group's other tab that comes and goes: app_tasks)
 
     def on_processes_pane_process_chosen(self, message: ProcessesPane.ProcessChosen) -> None:
         iid = message.inferior_id
@@ -424,3 +429,14 @@ class StacksPart:
     def handle_bindings_clash(self, clashed_bindings, node) -> None:
         """Textual's report, at every key press, is not used: it takes a binding given fewer keys by the
         keymap for a clash with itself. A keymap's real clashes are named once (``ui.keyclash``)."""
+
+
+def _nodes(locs) -> list[VarNode]:
+    """Python locals read from memory, as the Locals pane's rows."""
+    return [
+        VarNode(
+            path=f"py:{loc.name}", name=loc.name, type=loc.type, value=loc.value,
+            error=None if loc.value is not None else (loc.error or "cannot be read"), expandable=False,
+        )
+        for loc in locs
+    ]

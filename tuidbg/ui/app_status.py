@@ -74,8 +74,13 @@ class StatusPart:
             parts.append((visible(why), "bold"))
             pyf = pyview.selected_frame(state, self.py_sel)
             fr = state.frames[0] if state.frames else (stop.frame if stop else None)
+            task = pyview.task_here(state)
+            inside = "  in"
+            if task is not None:  # (first: an 80-column line keeps it)
+                parts.append(f"  in task '{visible(task)}'")
+                inside = ":"
             if pyf is not None:
-                parts.append(f"  in {visible(pyf.name)} at {visible(pyf.file.rsplit('/', 1)[-1])}:{pyf.line} (Python)")
+                parts.append(f"{inside} {visible(pyf.name)} at {visible(pyf.file.rsplit('/', 1)[-1])}:{pyf.line} (Python)")
             elif fr is not None:
                 where = fr.func or fr.addr
                 if fr.file and fr.line is not None:

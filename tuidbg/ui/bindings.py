@@ -45,6 +45,7 @@ GLOBAL = [
     ("pane.cpp", "pane('cpp')", "C++ frames", False, False),
     ("pane.threads", "pane('threads')", "Threads", False, False),
     ("pane.processes", "pane('processes')", "Processes", False, False),
+    ("pane.tasks", "pane('tasks')", "Asyncio tasks", False, False),
     ("pane.locals", "pane('locals')", "Locals", False, False),
     ("pane.watch", "pane('watch')", "Watch", False, False),
     ("pane.breakpoints", "pane('breakpoints')", "Breakpoints", False, False),

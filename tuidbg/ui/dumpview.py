@@ -2,7 +2,8 @@
 in the terminal, read-only.
 
 Four panes, top to bottom (they fit 80x24): the distinct stacks, grouped as the text report
-groups them (``tuidbg.dumpreport.group``: fewest processes first, the odd one out leading); the
+groups them (``tuidbg.dumpreport.group``: fewest processes first, the odd one out leading; then
+the asyncio tasks' stacks, ``tuidbg.dumptasks.group``, "N tasks" in the threads column); the
 frames of the stack under the cursor, innermost first; the source around the frame under the
 cursor (when its file is on this machine); the processes and threads that share the stack.
 Tab and shift+tab go between panes, the arrows move, ? lists the keys, q quits. Nothing is attached to: the
@@ -20,6 +21,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from tuidbg import dumpreport as R
+from tuidbg import dumptasks
 from tuidbg.engine import files
 from tuidbg.ui.text import visible
 
@@ -47,7 +49,7 @@ class ViewApp(App[int]):
         super().__init__()
         self.report = doc
         self.files = names
-        self.stack_groups = R.group(doc["processes"])
+        self.stack_groups = R.group(doc["processes"]) + dumptasks.group(doc["processes"])
         procs = doc["processes"]
         self.many_hosts = len({p.get("host") for p in procs}) > 1
         self.shown_group: R.Group | None = None
@@ -71,14 +73,17 @@ class ViewApp(App[int]):
         threads = sum(len(p.get("threads", [])) for p in procs)
         hosts = len({p.get("host") for p in procs})
         errors = len(self.report.get("errors", []))
+        tasks = sum(len(p.get("tasks") or ()) for p in procs)
         summary = (f"{R.plural(len(procs), 'process')}, {R.plural(threads, 'thread')}" + (f" on {hosts} hosts" if hosts > 1 else "")
+                   + (f", {R.plural(tasks, 'asyncio task')}" if tasks else "")
                    + f", {R.plural(len(self.stack_groups), 'distinct stack')}" + (f", {errors} not read" if errors else "")
                    + f" — {', '.join(self.files)}")
         self.query_one("#summary", Static).update(Text(visible(summary), no_wrap=True, overflow="ellipsis"))
         g = self.query_one("#groups", DataTable)
         g.add_columns("procs", "threads", "who", "innermost frame")
         for i, grp in enumerate(self.stack_groups):
-            g.add_row(Text(str(len(grp.processes))), Text(str(len(grp.members))),
+            members = f"{len(grp.members)} task{'s' if len(grp.members) > 1 else ''}" if grp.tasks else str(len(grp.members))
+            g.add_row(Text(str(len(grp.processes))), Text(members),
                       Text(visible(self._who(grp)), no_wrap=True, overflow="ellipsis"),
                       Text(visible(_frame_text(grp.frames[0]) if grp.frames else "(no frames)"), no_wrap=True,
                            overflow="ellipsis"),
@@ -120,15 +125,20 @@ class ViewApp(App[int]):
             counts.setdefault(id(proc), []).append(t)
         for proc in grp.processes:
             ts = counts[id(proc)]
-            tids = ", ".join(("main " if t.get("main") else "") + str(t.get("tid")) for t in ts[:4])
+            if grp.tasks:  # (asyncio tasks: their names)
+                tids = ", ".join(f"'{t.get('name')}'" for t in ts[:4])
+            else:
+                tids = ", ".join(("main " if t.get("main") else "") + str(t.get("tid")) for t in ts[:4])
             tids += f" (+{len(ts) - 4})" if len(ts) > 4 else ""
             why = proc.get("error") or proc.get("note") or ""  # (no Python stacks read: why)
             p.add_row(Text(self._proc_name(proc)), Text(visible(R.role(proc) or why), no_wrap=True, overflow="ellipsis"),
                       Text(tids),
                       Text(visible(" ".join(proc.get("cmdline") or [])), no_wrap=True, overflow="ellipsis"))
+        what = "asyncio task" if grp.tasks else "thread"
+        aw = dumptasks.awaiting_text(grp.members[0][1].get("awaiting")) if grp.tasks else ""
         self.query_one("#frames-title", Static).update(
-            f"Frames (innermost first) of {len(grp.members)} thread{'s' if len(grp.members) > 1 else ''} "
-            f"in {len(grp.processes)} process{'es' if len(grp.processes) > 1 else ''}")
+            f"Frames (innermost first) of {len(grp.members)} {what}{'s' if len(grp.members) > 1 else ''} "
+            f"in {len(grp.processes)} process{'es' if len(grp.processes) > 1 else ''}" + (f", {aw}" if aw else ""))
         self.show_frame(grp.frames[0] if grp.frames else None)
 
     def show_frame(self, frame: dict | None) -> None:

@@ -138,8 +138,10 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         ignore_count: int = 0,
         enabled: bool = True,
         temporary: bool = False,
+        task: str | None = None,
     ) -> PyBreakpoint:
-        """Set a Python breakpoint on FILE:LINE. Its ``message`` says if it moved to another line."""
+        """Set a Python breakpoint on FILE:LINE (``task``: only in the asyncio task of that name). Its
+        ``message`` says if it moved to another line."""
         path = _canon(file, self._cwd())
         if not path.endswith((".py", ".pyw")) and not os.path.exists(path):
             raise EngineError(f"{file}: no such Python file")
@@ -151,6 +153,7 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             ignore_count=max(0, int(ignore_count)),
             enabled=enabled,
             temporary=temporary,
+            task=task or None,
         )
         self._next_bp += 1
         self._bps[bp.id] = bp

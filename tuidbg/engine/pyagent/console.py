@@ -100,12 +100,13 @@ class ConsoleCommands(AgentBase):
 
     async def _cmd_break(self, rest: str, temporary: bool) -> str:
         if not rest:
-            raise EngineError("usage: pybreak [FILE:]LINE [if CONDITION]")
+            raise EngineError("usage: pybreak [FILE:]LINE [task NAME] [if CONDITION]")
         cond = None
         loc = rest
         m = _split_if(rest)
         if m is not None:
             loc, cond = m
+        loc, task = _split_task(loc.strip())
         loc = loc.strip()
         if ":" in loc:
             file, _, line_s = loc.rpartition(":")
@@ -121,7 +122,8 @@ class ConsoleCommands(AgentBase):
         there = self.breakpoints_at(os.path.expanduser(file), int(line_s))
         if there:
             return _already(there[0])
-        bp = await self.add_breakpoint(os.path.expanduser(file), int(line_s), condition=cond, temporary=temporary)
+        bp = await self.add_breakpoint(os.path.expanduser(file), int(line_s), condition=cond, temporary=temporary,
+                                       task=task)
         if bp.verified:
             there = [b for b in self.breakpoints_at(bp.file, bp.effective_line) if b.id != bp.id]
             if there:
@@ -167,7 +169,8 @@ class ConsoleCommands(AgentBase):
 
 
 _HELP = """Python debugging commands (tuidbg's agent):
-  pybreak [FILE:]LINE [if COND]   set a Python breakpoint (pytbreak: temporary);
+  pybreak [FILE:]LINE [task NAME] [if COND]   set a Python breakpoint (pytbreak: temporary;
+                                  task NAME: only in that asyncio task);
                                   gdb's break/tbreak on FILE.py:LINE does the same
   pydelete [ID ...]               delete Python breakpoints (all without IDs)
   pyenable / pydisable [ID ...]   enable or disable them
@@ -204,6 +207,19 @@ def _ids(text: str) -> list[int]:
 def _already(b: PyBreakpoint) -> str:
     return (f"Python breakpoint {b.id} is already at {b.file}:{b.effective_line}: nothing added"
             f" (pycondition {b.id} EXPR gives it a condition, pydelete {b.id} removes it)")
+
+
+def _split_task(text: str) -> tuple[str, str | None]:
+    """``FILE:LINE task NAME`` -> (``FILE:LINE``, NAME); a name with spaces is quoted."""
+    idx = text.find(" task ")
+    if idx < 0:
+        return text, None
+    name = text[idx + 6:].strip()
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
+        name = name[1:-1]
+    if not name:
+        raise EngineError("pybreak FILE:LINE task NAME: which task? (its name, as asyncio names it)")
+    return text[:idx], name
 
 
 def _split_if(text: str) -> tuple[str, str] | None:

@@ -283,7 +283,7 @@ class AgentRequests(AgentBase):
     def _bp_defs(self) -> list[dict]:
         return [
             {"id": b.id, "file": b.file, "line": b.line, "cond": b.condition, "ignore": b.ignore_count,
-             "enabled": b.enabled, "temporary": b.temporary, "rev": b.rev}
+             "enabled": b.enabled, "temporary": b.temporary, "rev": b.rev, "task": b.task}
             for b in self.breakpoints
         ]
 

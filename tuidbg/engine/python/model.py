@@ -179,6 +179,7 @@ class PyBreakpoint:
     hits: int = 0
     message: str | None = None  # e.g. "line 10 has no code; moved to line 12"
     rev: int = 0
+    task: str | None = None  # stops only in the asyncio task of this name (pybreak FILE:LINE task NAME)
 
     @property
     def number(self) -> str:
@@ -198,6 +199,8 @@ class PyBreakpoint:
             parts.append("(disabled)")
         if self.temporary:
             parts.append("(temporary)")
+        if self.task:
+            parts.append(f"in task {self.task!r}")
         if self.condition:
             parts.append(f"if {self.condition}")
         if self.ignore_count:

@@ -5,7 +5,9 @@ These are the rules the panes render (the app keeps only the user's choices betw
 
 - :func:`python_thread`: the Python stack of the selected thread: read from memory, or at an
   exception stop of the agent, the traceback (frames that returned since they raised) joined to
-  the callers still running.
+  the callers still running, or the coroutines of the asyncio task the user chose to see
+  (:func:`shown_task`, until another thread or the next stop).
+- :func:`task_here`: the asyncio task the selected thread runs at the stop (its name).
 - :func:`stop_generation`: which stop the user sees (an agent request's short stops are the same).
 - :func:`next_selection`: which Python frame is selected after a state change: kept per stop and
   thread; at a stop Python code made on purpose (a SIGTRAP it sent, the agent's stop) or one that
@@ -25,6 +27,7 @@ from typing import Sequence
 from tuidbg.agent.protocol import AGENT_THREAD_NAME
 from tuidbg.engine.python.merge import StackRow, merged_stack, traceback_thread
 from tuidbg.engine.python.model import EXCEPTION_STOPS, AgentStop, PyFrame, PyThread, is_agent_file, user_frames
+from tuidbg.engine.python.tasks import TaskView
 from tuidbg.engine.state import DebuggerState, Frame
 
 
@@ -68,8 +71,53 @@ def _traceback(stop: AgentStop, live: PyThread | None) -> PyThread | None:
     return _last_traceback[2]
 
 
-def python_thread(state: DebuggerState) -> PyThread | None:
-    """The Python stack of the selected thread (see the module's docstring)."""
+def shown_task(state: DebuggerState) -> TaskView | None:
+    """The asyncio task whose coroutines the Python frames pane shows (chosen in the Tasks pane, in
+    the selected thread, at this stop), or None."""
+    tv = state.python.task_view
+    return tv if tv is not None and state.is_stopped and tv.tid == state.selected_thread else None
+
+
+def task_key(state: DebuggerState) -> int:
+    """What tells the Python stack shown apart from another of the same stop and thread: the shown
+    task's address, 0 for the thread's own stack."""
+    tv = shown_task(state)
+    return tv.task.addr if tv is not None else 0
+
+
+_last_task: list = [None, None]  # [TaskView, PyThread]: the same stack object for every repaint
+
+
+def _task_thread(tv: TaskView) -> PyThread:
+    if _last_task[0] is not tv:
+        _last_task[:] = [tv, PyThread(tid=tv.tid, frames=tv.task.frames)]
+    return _last_task[1]
+
+
+def task_here(state: DebuggerState) -> str | None:
+    """The name of the asyncio task the selected thread runs at this stop (its coroutine's frame is
+    on the thread's stack), or of the task shown; None when none."""
+    tv = shown_task(state)
+    if tv is not None:
+        return tv.task.name
+    tasks = state.python.tasks
+    live = live_thread(state)
+    if tasks is None or not tasks.ok or live is None or not state.is_stopped:
+        return None
+    running = [t for t in tasks.tasks if t.executing and t.tid == state.selected_thread]
+    if running:  # (one that runs inside another, started eagerly: the loop's current one)
+        return next((t.name for t in running if t.current), running[0].name)
+    addrs = {f.frame_addr for f in live.frames}
+    return next((name for _addr, name, frame in tasks.current if frame and frame in addrs), None)
+
+
+def python_thread(state: DebuggerState, tasks: bool = True) -> PyThread | None:
+    """The Python stack of the selected thread (see the module's docstring); ``tasks`` False: never a
+    task's (the thread's own, or its traceback)."""
+    if tasks:
+        tv = shown_task(state)
+        if tv is not None:
+            return _task_thread(tv)
     live = live_thread(state)
     stop = exception_stop(state)
     if stop is None:
@@ -116,9 +164,13 @@ class PySelection:
 def next_selection(state: DebuggerState, prev: PySelection) -> PySelection:
     """The Python selection after a state change (see the module's docstring)."""
     sel = replace(prev, select_native=None)
-    key = (stop_generation(state), state.selected_thread)
+    task = task_key(state)
+    key = (stop_generation(state), state.selected_thread) + ((task,) if task else ())
     if key != sel.key:
         sel = replace(sel, key=key, index=None)
+        if task:  # (a task's coroutines: its innermost first)
+            pt = python_thread(state)
+            return replace(sel, index=0 if pt is not None and pt.frames else None)
     pt = python_thread(state)
     if state.is_stopped and pt is None and state.python.stack is None and exception_stop(state) is None:
         return sel  # the Python stacks of this stop are not decoded yet: keep the selection until they are

@@ -202,7 +202,7 @@ class BreakpointsPane(DataTable):
                 T(f"py{r['id']}"),
                 T("●" if r.get("enabled", True) else "○", "bold red" if r.get("enabled", True) else "dim"),
                 T(f"{r['file']}:{r['line']}" + (f" (moved from {r['requested_line']})" if r.get("requested_line") not in (None, r["line"]) else "")
-                  + _note(notes, f"p:{r['id']}")),
+                  + (f" in task {r['task']!r}" if r.get("task") else "") + _note(notes, f"p:{r['id']}")),
                 T(r.get("condition") or ""),
                 T(r.get("hits", 0)),
                 key=f"p:{r['id']}",
