@@ -29,7 +29,9 @@ from conftest import requires_gdb
 from helpers import DEBIAN_PY311, REPO, cpython314, line_of, machine_lock, pyenv_python, wait_asleep
 from tmux_term import tmux  # noqa: F401 (fixture)
 
-pytestmark = [requires_gdb, pytest.mark.slow]
+# (a test's time includes its fixtures': the first builds the bundle, the others wait for it, and on a
+# loaded machine that takes longer than the suite's 300 s per test)
+pytestmark = [requires_gdb, pytest.mark.slow, pytest.mark.timeout(900)]
 
 SLEEPERS = REPO / "tests" / "programs" / "py" / "sleepers.py"
 VERSION = re.search(r'__version__ = "([^"]+)"', (REPO / "tuidbg" / "__init__.py").read_text()).group(1)

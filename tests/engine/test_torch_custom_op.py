@@ -21,6 +21,7 @@ from tuidbg.engine import pyagent
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [
+    pytest.mark.timeout(900),  # (the first test builds the C++ extension: minutes on a loaded machine)
     requires_gdb,
     pytest.mark.slow,
     pytest.mark.torch,

@@ -336,7 +336,7 @@ def _tuidbg_of(shell: int) -> int | None:
 async def test_the_folder_of_a_killed_tuidbg_is_swept_at_the_next_start(make_session, tmux, tmp_path):
     d = tmp_path / "fam"
     d.mkdir()
-    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--", str(DEBIAN_PY311), str(FAMILY), str(d)])
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--no-stop-at-entry", "--", str(DEBIAN_PY311), str(FAMILY), str(d)])
     wait_until(lambda: list(d.glob("ready-*.json")), 60, "the program under tuidbg")
     left = agent_folder()
     pid = _tuidbg_of(tmux.pane_pid())

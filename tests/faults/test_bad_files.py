@@ -176,7 +176,7 @@ def test_a_program_stopped_in_a_fifo_named_as_its_source(tmux, tmp_path):
             f.write("import time\nbreakpoint()\nprint('after')\ntime.sleep(600)\n")
 
     threading.Thread(target=feed, daemon=True).start()
-    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--python", str(DEBIAN_PY311), str(fifo)],
+    tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--no-stop-at-entry", "--python", str(DEBIAN_PY311), str(fifo)],
                width=120, height=30)
     tmux.wait_for("fifo.py:2", 60)
     screen = tmux.wait_for("a FIFO (named pipe)", LOADED_FLOOR)
