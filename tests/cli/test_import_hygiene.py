@@ -83,6 +83,8 @@ DUMP_MODULES = {  # what `tuidbg dump PID` may load of tuidbg: the direct reader
     "tuidbg.gdbext.cpython_layouts", "tuidbg.gdbext.cpython_mem", "tuidbg.gdbext.cpython_interp",
     "tuidbg.gdbext.cpython_lines", "tuidbg.gdbext.cpython_native", "tuidbg.gdbext.cpython_results",
     "tuidbg.gdbext.cpython_values", "tuidbg.gdbext.cpython_walk", "tuidbg.gdbext.cpython_objects",
+    # the asyncio tasks of each process (issue 32): their report section and the object layouts they are read with
+    "tuidbg.dumptasks", "tuidbg.gdbext.cpython_objlayouts",
 }
 # --native adds the unwinder and the merge of Python frames into native ones (not the engine's state, its CUDA model,
 # the session or asyncio)

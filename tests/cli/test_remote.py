@@ -224,7 +224,7 @@ def test_dump_remote_json_schema_and_host(node):
     res = run_tuidbg("dump", "--remote", node.address, str(node.rpid), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["format"] == "tuidbg-dump" and doc["version"] == 1 and "errors" not in doc
+    assert doc["format"] == "tuidbg-dump" and doc["version"] == 2 and "errors" not in doc
     [p] = doc["processes"]
     assert p["pid"] == node.rpid
     assert p["host"] == node.hostname  # what the node says (its /proc/sys/kernel/hostname), not this machine's

@@ -42,6 +42,7 @@ def contexts() -> dict[str, list[type]]:
     from tuidbg.ui.panes.registers import RegistersPane
     from tuidbg.ui.panes.source import SourceView
     from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
+    from tuidbg.ui.panes.tasks import TasksPane
     from tuidbg.ui.panes.variables import LocalsPane, WatchPane
 
     return {
@@ -58,6 +59,7 @@ def contexts() -> dict[str, list[type]]:
         "the disassembly": [DisasmView],
         "the registers": [RegistersPane],
         "the memory": [MemoryView],
+        "the tasks": [TasksPane],
     }
 
 
