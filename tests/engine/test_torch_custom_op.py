@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import line_of, wait_stopped
+from helpers import line_of, machine_lock, wait_stopped
 from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON
 
 from tuidbg.engine import pyagent
@@ -38,8 +38,12 @@ def op_build_dir() -> Path:
     digest = hashlib.sha256(CPP.read_bytes() + PROG.read_bytes()).hexdigest()[:16]
     build = Path(os.path.expanduser("~/.cache/tuidbg-tests")) / f"torch_custom_op-{digest}"
     env = dict(os.environ, PATH=f"{TORCH_PYTHON.parent}:{os.environ.get('PATH', '')}")
-    res = subprocess.run([str(TORCH_PYTHON), str(PROG), str(build), "build-only"], env=env,
-                         capture_output=True, text=True, timeout=600)
+    with machine_lock(build.name):  # (one build at a time on this machine: the suite's workers, another checkout)
+        # torch's own lock is a file made with O_EXCL: one left by a build that was killed (a run stopped
+        # mid-way) makes every later build wait for ever. Under this lock no other build is running.
+        (build / "lock").unlink(missing_ok=True)
+        res = subprocess.run([str(TORCH_PYTHON), str(PROG), str(build), "build-only"], env=env,
+                             capture_output=True, text=True, timeout=600)
     if res.returncode != 0 and "ninja" in res.stderr.lower() and "No module named" in res.stderr:
         pytest.skip("ninja is not in .venv-torch (scripts/setup.sh installs it)")
     assert res.returncode == 0, res.stderr[-3000:]
