@@ -233,8 +233,10 @@ async def test_step_into_native_then_finish_back_to_python(libfoo):
                     and src.pc_line is not None and (src.path or "").endswith("libfoo.c"), 60, "foo_add in libfoo.c")
         status = app.query_one("#status").render().plain
         assert "stepped into native code" in status and "breakpoint" not in status, status
-        # the C++ pane ties the eval loop to the Python line that made the call
-        assert any(f"py compute:{call}" in t for t in app.query_one("#cpp-list").row_texts)
+        # the C++ pane ties the eval loop to the Python line that made the call (once the native stop's
+        # Python stack is read: after the stop is shown)
+        await until(pilot, lambda: any(f"py compute:{call}" in t for t in app.query_one("#cpp-list").row_texts),
+                    30, "the Python line in the C++ frames")
         await pilot.press("f")
         await until_py_stop(pilot, "step", call)
         await pilot.press("n")
