@@ -144,6 +144,31 @@ async def test_stripped_library_opens_disassembly_by_itself(prog):
         await until(pilot, lambda: app.query_one(SourceView).display and not view.display, 10, "source again")
 
 
+async def test_the_focus_stays_in_the_source_area_when_the_disassembly_takes_its_place(prog):
+    # A stop without source shows the disassembly in the source pane's place, and a stop with source shows
+    # the source again: the focus goes with them (Textual passes a hidden widget's focus to its neighbour,
+    # the console's input, where the next step key would be typed).
+    app = make_app(program=str(prog), ex=["break main", "break stripped_mix"])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until_stopped(pilot)
+        src, view = app.query_one(SourceView), app.query_one(DisasmView)
+        src.focus()
+        await until(pilot, lambda: app.focused is src, 5, "the source pane focused")
+        await press_and_stop(pilot, "c")
+        if app.state.frames[0].func.endswith("@plt"):
+            await press_and_stop(pilot, "I")
+        await until(pilot, lambda: view.display and view.pc_instruction is not None, 10, "disassembly")
+        await until(pilot, lambda: app.focused is view, 5, "the focus on the disassembly")
+        await press_and_stop(pilot, "f")
+        assert app.state.frames[0].func == "main"
+        await until(pilot, lambda: src.display and not view.display, 10, "source again")
+        await until(pilot, lambda: app.focused is src, 5, "the focus back on the source")
+        line = app.state.frames[0].line
+        await press_and_stop(pilot, "n")  # (a key for the debugger, not text for the console)
+        assert app.state.frames[0].line != line
+        assert not app.query_one("#console-input").value
+
+
 async def test_small_terminal_tabs(prog):
     app = make_app(program=str(prog), ex=["break checksum"])
     async with app.run_test(size=(80, 24)) as pilot:

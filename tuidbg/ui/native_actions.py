@@ -57,9 +57,16 @@ class NativeActions:
         return bool(self.query_one(DisasmView).display)
 
     def _show_disasm(self: Any, on: bool) -> None:
-        view = self.query_one(DisasmView)
+        view, src = self.query_one(DisasmView), self.query_one(SourceView)
+        # The focus stays in the source area: a focused widget that is hidden passes the focus on to its
+        # neighbour in the focus chain (Textual's Widget._on_hide), and the step keys would be typed into
+        # the console's input (a stop without source before a stop with it: the disassembly is shown a
+        # moment, in place of the source).
+        area = self.focused is not None and self.focused in (view, src)
         view.display = on
-        self.query_one(SourceView).display = not on
+        src.display = not on
+        if area:
+            (view if on else src).focus(scroll_visible=False)
         if on:
             self._disasm_title()
 
