@@ -15,8 +15,11 @@ from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
 from pystack_helpers import TORCH_PYTHON
 
-from tuidbg.engine import pyagent
+from tuidbg.engine import procstacks, pyagent, pystack
 from tuidbg.engine.children import is_python_program
+from tuidbg.engine.python import view
+from tuidbg.engine.python.model import is_agent_file
+from tuidbg.engine.rescue import has_ended
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [requires_gdb, pytest.mark.slow,
@@ -36,9 +39,39 @@ async def _session(make_session, python, script, *args, children="python"):
     return s, pyagent.controller(s), out
 
 
+async def _shows_its_python(s, st, stop, local_names=None) -> None:
+    """A Python stop in one process of several shows that process's Python as a single process's would: the
+    stopped thread's Python stack read from memory (through gdb) has the stop's function and line innermost,
+    with its locals; and every other process that stopped with it has its stacks of this stop read (without
+    gdb), so that where each one is in Python is known."""
+    pt = view.live_thread(st)
+    assert pt is not None, (st.selected_inferior, st.python.stack)
+    first = view.user_python_frame(pt)
+    assert first is not None and (first.name, first.line) == (stop.func, stop.line), (first, stop)
+    names = {v.name for v in await pystack.python_locals(s, pt.tid, first.index)}
+    want = local_names or ({"n"} if stop.func == "square" else {"self", "i"})
+    assert want <= names, names
+    st = await procstacks.controller(s).wait_read(TIMEOUT)
+    for inf in st.inferiors:
+        if inf.process is not ProcessState.STOPPED or has_ended(inf.pid):  # (one that ended, its exit not said yet)
+            continue
+        assert inf.python.stack is not None and inf.python.stack.ok, (inf.id, inf.cmdline, inf.python.stack)
+        if inf.id != st.selected_inferior:
+            assert inf.python.stack.backend == "proc" and inf.python.stack.generation == inf.generation
+        frames = [(t.lwp, [(f.name, f.line) for f in t.frames]) for t in inf.python.stack.threads]
+        if inf.id == st.inferiors[0].id:
+            # the program waits for its children in its main function
+            assert any(name in ("main", "<module>") for _, fs in frames for name, _ in fs), frames
+        # (a child being started, or ending, may run no Python frame at the moment)
+        own = inf.python.agent.control_native_id if inf.python.agent is not None else None
+        users = any(not is_agent_file(f.file) for t in inf.python.stack.threads if t.lwp != own for f in t.frames)
+        assert (view.process_line(inf) is not None) == users, (inf.id, frames)
+
+
 async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
     """Resume through the run: (pid, function, line, value of n or i) of each Python stop, until every
-    process has exited. Other stops (a real signal to a child) are passed on."""
+    process has exited. Other stops (a real signal to a child) are passed on. Each stop shows the Python
+    of the process that stopped, and where every other process is (``_shows_its_python``)."""
     seen = []
     while True:
         try:
@@ -58,6 +91,7 @@ async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
         stop = st.python.stop
         if stop is not None:
             name = "n" if stop.func == "square" else "i"
+            await _shows_its_python(s, st, stop)
             seen.append((st.pid, stop.func, stop.line, await ctl.evaluate(name)))
             # the stop is the child's: its own process is selected, and its agent answered
             assert st.inferior.python.agent.connected and st.inferior.python.agent.pid == st.pid
@@ -136,16 +170,19 @@ def test_python_program_names():
 
 @pytest.mark.torch
 @pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
-async def test_breakpoint_in_a_dataloader_worker(make_session):
-    s, ctl, out = await _session(make_session, TORCH_PYTHON, LOADER)
+@pytest.mark.parametrize("workers", [2, 4])
+async def test_breakpoint_in_a_dataloader_worker(make_session, workers):
+    """A breakpoint in __getitem__ stops in each worker in turn; every stop shows that worker's Python frames
+    and locals, and where the main process and the other workers are."""
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, LOADER, str(workers))
     line = line_of(LOADER, "getitem line")
     await ctl.add_breakpoint(str(LOADER), line)
     await s.launch()
     main_pid = s.state.inferiors[0].pid
     stops = await _python_stops(s, ctl, 4)
     assert sorted(v for *_, v in stops) == ["0", "1", "2", "3"], stops
-    workers = {p for p, *_ in stops}
-    assert main_pid not in workers and len(workers) == 2, (main_pid, stops)
+    workers_seen = {p for p, *_ in stops}
+    assert main_pid not in workers_seen and len(workers_seen) == workers, (main_pid, stops)
     assert b"loaded [0, 1, 4, 9]" in out
 
 
@@ -233,7 +270,8 @@ async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
 
 @pytest.mark.torch
 @pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
-async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path):
+@pytest.mark.parametrize("n", [2, 3])
+async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path, n):
     """tuidbg run -m torch.distributed.run: the launcher starts each rank as a new Python (subprocess),
     which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role."""
     import socket
@@ -242,20 +280,21 @@ async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path):
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
-    s, ctl, out = await _session(make_session, TORCH_PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
                                  "--master-addr", "127.0.0.1", "--master-port", str(port), str(barrier),
                                  str(tmp_path), "1")
     line = line_of(barrier, "get_rank")
     await ctl.add_breakpoint(str(barrier), line)
     await s.launch()
     ranks = {}
-    for _ in range(2):
+    for _ in range(n):
         st = await ctl.wait_stop(240)
         assert st.is_stopped and st.python.stop is not None and st.python.stop.line == line, st.process
+        await _shows_its_python(s, st, st.python.stop, {"ready_dir", "odd"})
         ranks[dict(st.inferior.role_env)["RANK"]] = st.pid
-        assert dict(st.inferior.role_env)["WORLD_SIZE"] == "2"
+        assert dict(st.inferior.role_env)["WORLD_SIZE"] == str(n)
         await ctl.resume()
-    assert sorted(ranks) == ["0", "1"] and s.state.inferiors[0].pid not in ranks.values()
+    assert sorted(ranks) == [str(r) for r in range(n)] and s.state.inferiors[0].pid not in ranks.values()
     gdb = s.gdb_pid()
     pids = [inf.pid for inf in s.state.inferiors if inf.pid]
     await s.close()

@@ -1,8 +1,10 @@
 """The Processes pane (``tuidbg run --children``): a Python breakpoint hit in a forked child selects
-that child; the pane shows the tree (the program and its worker) at 80x24; choosing the parent there
-makes every pane follow it."""
+that child; the pane shows the tree (the program and its worker) at 80x24, with every process's Python
+line; choosing the parent there makes every pane follow it."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from conftest import requires_gdb
@@ -44,6 +46,8 @@ async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
         chosen = next(r for r in rows if r[0] == "▶")
         assert chosen[1].strip() == str(child_pid) and "square" in chosen[4], rows
         assert any("with the others" in r[3] for r in rows), rows  # the parent stopped because the child did
+        # and where the parent is in Python, read at the stop without selecting it (it waits for its child)
+        await until(pilot, lambda: re.search(r"\.py:\d+$", _cells(pane)[0][4]), 10, "the parent's Python line")
         # choose the parent: every pane follows (its threads and Python stack, read now)
         await pilot.press("up")
         await until(pilot, lambda: app.state.selected_inferior == "i1" and app.state.refreshed

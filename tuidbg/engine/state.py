@@ -61,6 +61,7 @@ class PythonView:
     """The Python side of one process at its current stop (empty while it runs or has no Python)."""
 
     stack: PyStack | None = None  # every thread's Python frames, read from memory after the stop
+    stack_read: bool = False  # the read of ``stack`` at this stop is over (``stack`` None: no Python)
     agent: AgentInfo | None = None  # tuidbg's agent in this process (None: not asked for)
     stop: AgentStop | None = None  # the Python side of a stop the agent made
     # Which stop the user sees: an agent request (an evaluation, a frame's locals) makes short stops

@@ -17,6 +17,8 @@ These are the rules the panes render (the app keeps only the user's choices betw
   at its stop, folded into one row.
 - :func:`eval_frame_notes` and :func:`thread_python`: the labels of eval-loop frames and threads.
 - :func:`returns_into_python`: whether finishing the selected native frame lands in Python.
+- :func:`process_line` and :func:`stacks_read`: where each process of a session is in Python at an
+  all-stop stop (the Processes pane, views across processes), from each one's stacks of the stop.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from typing import Sequence
 
 from tuidbg.agent.protocol import AGENT_THREAD_NAME
 from tuidbg.engine.python.merge import StackRow, merged_stack, traceback_thread
-from tuidbg.engine.python.model import EXCEPTION_STOPS, AgentStop, PyFrame, PyThread, is_agent_file, user_frames
+from tuidbg.engine.python.model import (
+    EXCEPTION_STOPS, AgentStop, PyFrame, PyFrameInfo, PyThread, is_agent_file, user_frames,
+)
 from tuidbg.engine.python.tasks import TaskView
-from tuidbg.engine.state import DebuggerState, Frame
+from tuidbg.engine.state import DebuggerState, Frame, Inferior, ProcessState
 
 
 def stop_generation(state: DebuggerState) -> int:
@@ -271,9 +275,7 @@ def thread_python(state: DebuggerState, names: dict[int, str]) -> dict[str, str]
         if pt.lwp and names.get(pt.lwp) == AGENT_THREAD_NAME:
             where[pt.tid] = "(tuidbg's agent)"
             continue
-        # below the agent's frames (a callback of the agent on top of this thread's code)
-        inner = max((g.index for g in pt.frames if is_agent_file(g.file)), default=-1)
-        f = next((g for g in pt.frames if g.index > inner), None)
+        f = _below_agent(pt)  # (a callback of the agent on top of this thread's code)
         if f is not None:
             where[pt.tid] = f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}"
     return where
@@ -308,3 +310,53 @@ def returns_into_python(state: DebuggerState) -> bool:
             continue
         return False
     return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Every process at an all-stop stop
+
+
+@dataclass(frozen=True)
+class ProcessLine:
+    """Where a process is in Python: its thread (gdb's id, when known; its LWP) and the frame, the
+    innermost of the user's (below the agent's own frames on top of that thread)."""
+
+    tid: str | None
+    lwp: int | None
+    frame: PyFrame | PyFrameInfo
+
+
+def _below_agent(pt: PyThread) -> PyFrame | None:
+    """A thread's innermost Python frame below the agent's own."""
+    inner = max((g.index for g in pt.frames if is_agent_file(g.file)), default=-1)
+    return next((g for g in pt.frames if g.index > inner), None)
+
+
+def process_line(inf: Inferior) -> ProcessLine | None:
+    """Where a stopped process is in Python: at the agent's stop, its line; otherwise from the stacks read
+    at this stop, the thread gdb stopped in if it runs Python, else the main thread, else the first thread
+    that runs Python (the agent's own thread left out). None: running, no Python, or not read yet."""
+    if inf.process is not ProcessState.STOPPED:
+        return None
+    stop = inf.python.stop
+    if stop is not None and stop.frame is not None:
+        return ProcessLine(stop.thread_id, stop.native_id, stop.frame)
+    ps = inf.python.stack
+    if ps is None or not ps.ok:
+        return None
+    agent = inf.python.agent
+    own = agent.control_native_id if agent is not None else None
+    found = [(pt, f) for pt in ps.threads if not (own and pt.lwp == own) for f in (_below_agent(pt),) if f is not None]
+    if not found:
+        return None
+    stopped = inf.stop.thread_id if inf.stop is not None else None
+    pid = inf.pid or inf.os_pid
+    pt, f = next((x for x in found if stopped and x[0].tid == stopped), None) or next(
+        (x for x in found if pid and x[0].lwp == pid), None) or found[0]
+    return ProcessLine(pt.tid, pt.lwp, f)
+
+
+def stacks_read(state: DebuggerState) -> bool:
+    """Whether the Python stacks of this stop are in for every stopped process (``python.stack_read``)."""
+    return all(inf.python.stack_read for inf in state.inferiors
+               if inf.process is ProcessState.STOPPED and (inf.pid or inf.os_pid))

@@ -1,7 +1,8 @@
 """The Processes pane: every process under the debugger (``tuidbg run --children``), as a tree.
 
 Each row: the process's place in the tree (the launcher, its ranks, their workers), its pid, its
-role, its state and its Python line at the last stop. The role comes from what the process was
+role, its state and its Python line at the last stop (every process's: those that stopped because
+another did are read at the stop, ``tuidbg.engine.procstacks``). The role comes from what the process was
 started with (``RANK``/``LOCAL_RANK``/``WORLD_SIZE``, as torchrun and srun set them), or from how it
 came to be: a fork of its parent running the same program is "worker N of PID" (a DataLoader's or
 a multiprocessing pool's worker), a child that exec'd is named by its program. Enter (or moving
@@ -15,6 +16,8 @@ import os
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tuidbg.engine.python.model import PyFrameInfo
+from tuidbg.engine.python.view import process_line
 from tuidbg.engine.state import DebuggerState, Inferior, ProcessState
 from tuidbg.ui.panes.tables import ChoosesRows, T
 from tuidbg.ui.text import shorten_path
@@ -44,8 +47,10 @@ def state_of(inf: Inferior) -> tuple[str, str]:
     if inf.process is ProcessState.STOPPED:
         if inf.python.stop is not None:
             return f"stopped: {inf.python.stop.describe()}", "bold green"
-        if inf.stop is not None:
+        if inf.stop is not None and inf.stop.reason:
             return f"stopped: {inf.stop.describe()}", "green"
+        if inf.stop is not None:  # (no reason: the attach, or gdb's interrupt)
+            return "stopped", "green"
         return "stopped (with the others)", "green"
     if inf.process is ProcessState.RUNNING:
         return "running", "yellow"
@@ -57,10 +62,14 @@ def state_of(inf: Inferior) -> tuple[str, str]:
 
 
 def python_line(inf: Inferior) -> str:
-    stop = inf.python.stop
-    if stop is not None and stop.file:
-        return f"{stop.func} {shorten_path(stop.file, 24)}:{stop.line}"
-    return ""
+    """Where the process is in Python at this stop: the agent's stop, or its stacks read at the stop
+    (``python.view.process_line``); empty while it runs, or before they are read."""
+    where = process_line(inf)
+    if where is None:
+        return ""
+    f = where.frame
+    name = f.func if isinstance(f, PyFrameInfo) else f.name
+    return f"{name} {shorten_path(f.file, 24)}:{f.line}"
 
 
 def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
@@ -113,7 +122,7 @@ class ProcessesPane(ChoosesRows, DataTable):
         rows = tree_rows(state)
         key = (state.selected_inferior,
                tuple((inf.id, inf.pid, inf.process, inf.generation, inf.left, inf.cmdline, inf.role_env,
-                      inf.python.stop) for inf, _, _ in rows))
+                      python_line(inf)) for inf, _, _ in rows))
         if key == self._key:
             return
         self._key = key
