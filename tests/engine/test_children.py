@@ -273,7 +273,8 @@ async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
 @pytest.mark.parametrize("n", [2, 3])
 async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path, n):
     """tuidbg run -m torch.distributed.run: the launcher starts each rank as a new Python (subprocess),
-    which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role."""
+    which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role and its
+    Python; R runs the whole job again."""
     import socket
 
     barrier = PROGRAMS / "py" / "torch_barrier.py"
@@ -295,9 +296,19 @@ async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path, n):
         assert dict(st.inferior.role_env)["WORLD_SIZE"] == str(n)
         await ctl.resume()
     assert sorted(ranks) == [str(r) for r in range(n)] and s.state.inferiors[0].pid not in ranks.values()
+    # R: the job runs again from the start; every process of the old run ends (the launcher, its ranks, the
+    # processes they started), and the new ranks stop at the breakpoint
+    from faults.procs import assert_clean
+
+    old = {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
+    for f in tmp_path.glob("rank-*.json"):
+        f.unlink()
+    await s.run()
+    st = await ctl.wait_stop(240)
+    assert st.is_stopped and st.python.stop is not None and st.python.stop.line == line, st.process
+    assert st.pid not in old and dict(st.inferior.role_env)["WORLD_SIZE"] == str(n)
+    assert_clean(old)
     gdb = s.gdb_pid()
     pids = [inf.pid for inf in s.state.inferiors if inf.pid]
     await s.close()
-    from faults.procs import assert_clean
-
     assert_clean({gdb, *pids})

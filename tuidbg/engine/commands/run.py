@@ -32,9 +32,26 @@ class RunControl(CommandBase):
             raise EngineError("a core file cannot run")
         if self.tty is not None:
             self.tty.drain()
+        if len(self._state.inferiors) > 1:
+            await self._end_the_run()
         for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
             await ext.before_run(self)
         await self.cmd("-exec-run", timeout=START_TIMEOUT)
+
+    async def _end_the_run(self) -> None:
+        """Before the program runs again in a session of several processes: every process of the run ends
+        (gdb's -exec-run would run again only the process gdb has selected: a child, started anew as a bare
+        interpreter, the program and the other children left as they were), and gdb keeps only the
+        program's inferior, where the new run starts (the children of the new run get new ones)."""
+        await self.kill()
+        first = self._state.inferiors[0].id
+        await self.cmd(f"-interpreter-exec console {mi.quote('inferior ' + first.lstrip('i'))}")
+        others = [inf.id.lstrip("i") for inf in self._state.inferiors if inf.id != first]
+        if others:
+            await self.cmd(f"-interpreter-exec console {mi.quote('remove-inferiors ' + ' '.join(others))}")
+        st = self._state
+        self.set_state(replace(st, inferiors=(st.inferiors[0],), selected_inferior=first, stopped_inferior=first,
+                               exited_last=None))
 
     async def cont(self) -> None:
         self._require_stopped("continue")
