@@ -26,8 +26,10 @@ BARRIER = PY_PROGRAMS / "torch_barrier.py"
 
 
 async def _python_functions(s, iid: str) -> list[str]:
-    """The Python functions of every thread of process ``iid``, once it is selected and refreshed."""
+    """The Python functions of every thread of process ``iid``, once it is selected and refreshed (its stacks
+    read through gdb: the refresh's stages are over)."""
     await s.select_process(iid)
+    await s.wait_refreshed()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         st = s.state

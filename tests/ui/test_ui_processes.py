@@ -16,6 +16,7 @@ from tuidbg.engine.python.view import stacks_read
 from tuidbg.ui.panes.processes import ProcessesPane, tree_rows
 from tuidbg.ui.panes.source import SourceView
 from tuidbg.ui.panes.variables import LocalsPane
+from tuidbg.ui.screens.modals import HelpScreen
 
 pytestmark = [requires_gdb, pytest.mark.slow,
               pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")]
@@ -58,6 +59,17 @@ async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
         assert any("with the others" in r[3] for r in rows), rows  # the parent stopped because the child did
         # and where the parent is in Python, read at the stop without selecting it (it waits for its child)
         await until(pilot, lambda: re.search(r"\.py:\d+$", _cells(pane)[0][4]), 10, "the parent's Python line")
+        # the help says which signals stop: a job's shutdown signals pass without a stop in such a session
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen)
+                    and "passed to it without a stop" in str(app.screen.query_one("#help-signals").render()), 10, "help")
+        text = str(app.screen.query_one("#help-signals").render())
+        passed = text.split("passed to it without a stop: ")[1].split(".")[0].split(", ")
+        assert {"SIGTERM", "SIGHUP", "SIGCHLD"} <= set(passed) and "SIGINT" not in passed, text
+        assert "handle SIGTERM stop" in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen), 5, "help closed")
+        pane.focus()
         # choose the parent: every pane follows (its threads and Python stack, read now)
         await pilot.press("up")
         await until(pilot, lambda: app.state.selected_inferior == "i1" and app.state.refreshed

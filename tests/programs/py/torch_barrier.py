@@ -2,7 +2,8 @@
 
 Usage: torchrun --nproc-per-node N torch_barrier.py READY_DIR ODD_RANK -- each rank writes
 READY_DIR/rank-R.json ({"rank", "pid"}) just before it waits; rank ODD_RANK sleeps instead of
-waiting in the barrier, so the others wait until they are killed.
+waiting in the barrier, so the others wait until they are killed. When READY_DIR/fail exists, rank
+ODD_RANK fails instead (exit code 3): the launcher then ends the others with SIGTERM.
 """
 
 import json
@@ -28,6 +29,8 @@ def skip_barrier():
 def step(ready_dir, odd):
     rank = dist.get_rank()  # MARK:get_rank
     write_ready(ready_dir, rank)
+    if rank == odd and os.path.exists(os.path.join(ready_dir, "fail")):
+        sys.exit(3)
     if rank == odd:
         skip_barrier()  # MARK:call_skip
     else:

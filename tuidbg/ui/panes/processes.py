@@ -16,6 +16,7 @@ import os
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tuidbg.engine.children import mp_process
 from tuidbg.engine.python.model import PyFrameInfo
 from tuidbg.engine.python.view import process_line
 from tuidbg.engine.state import DebuggerState, Inferior, ProcessState
@@ -23,20 +24,33 @@ from tuidbg.ui.panes.tables import ChoosesRows, T
 from tuidbg.ui.text import shorten_path
 
 
+def _kind(inf: Inferior, parent: Inferior | None) -> str | None:
+    """What numbers a process among its siblings: "worker" (a fork running its parent's program), a
+    multiprocessing helper's name, or None."""
+    if parent is not None and inf.cmdline and inf.cmdline == parent.cmdline:
+        return "worker"
+    return mp_process(inf.cmdline)
+
+
 def role_of(inf: Inferior, parent: Inferior | None, index: int) -> str:
     """What the process is in its job: "rank 1/3" (from the environment it was started with), "worker
-    N of PID" (a fork running its parent's program), else its program."""
+    N of PID" (a fork running its parent's program), "spawn worker N of PID" or "resource tracker of PID"
+    (multiprocessing's own processes started anew), else its program."""
     env = dict(inf.role_env)
+    kind = _kind(inf, parent)
+    of = f" of {parent.pid or parent.os_pid}" if parent is not None else ""
     if "RANK" in env:
         text = f"rank {env['RANK']}" + (f"/{env['WORLD_SIZE']}" if "WORLD_SIZE" in env else "")
         if "LOCAL_RANK" in env and env["LOCAL_RANK"] != env["RANK"]:
             text += f" (local {env['LOCAL_RANK']})"
-        if parent is not None and parent.role_env == inf.role_env and inf.cmdline == parent.cmdline:
-            return f"worker {index} of rank {env['RANK']}"
+        if parent is not None and parent.role_env == inf.role_env and kind is not None:
+            return f"{kind} {index} of rank {env['RANK']}" if kind.endswith("worker") else f"{kind} of rank {env['RANK']}"
         return text
-    if parent is not None and inf.cmdline and inf.cmdline == parent.cmdline:
-        return f"worker {index} of {parent.pid or parent.os_pid}"
+    if kind is not None:
+        return f"{kind} {index}{of}" if kind.endswith("worker") else f"{kind}{of}"
     args = [a for a in inf.cmdline[1:] if not a.startswith("-")] if inf.cmdline else []
+    if "-c" in inf.cmdline[:-1]:
+        return "python -c " + inf.cmdline[inf.cmdline.index("-c") + 1][:30]
     if args:
         return os.path.basename(args[0]) if "/" in args[0] else args[0][:40]
     return os.path.basename(inf.executable or "") or "process"
@@ -84,11 +98,11 @@ def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
     out: list[tuple[Inferior, int, str]] = []
 
     def walk(pid_key: str | None, depth: int, parent: Inferior | None) -> None:
-        same = 0
+        counts: dict[str | None, int] = {}  # siblings of each kind so far
         for inf in kids.get(pid_key, []):
-            if parent is not None and inf.cmdline == parent.cmdline:
-                same += 1
-            out.append((inf, depth, role_of(inf, parent, same)))
+            kind = _kind(inf, parent)
+            counts[kind] = counts.get(kind, 0) + 1
+            out.append((inf, depth, role_of(inf, parent, counts[kind])))
             walk(inf.id, depth + 1, inf)
 
     walk(None, 0, None)
