@@ -520,13 +520,17 @@ async def test_set_trace_and_breakpoint_under_tuidbg(make_session, python):
     s, ctl, out = await _start(make_session, python, SET_TRACE, "5")
     await s.launch()
     stop = await _stop(ctl)
-    assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "tuidbg_breakpoint"))
+    # at the line after the call, where pdb stops: the call has returned, the caller's next line is due
+    assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "after_tuidbg_breakpoint"))
+    assert [f.func for f in stop.frames[:2]] == ["f", "<module>"]  # (nothing of the call left on the stack)
+    assert await ctl.evaluate("y") == "15"
     await ctl.step_over()
     stop = await _stop(ctl)
-    assert stop.line == line_of(SET_TRACE, "after_tuidbg_breakpoint")
+    assert (stop.reason, stop.line) == (P.R_STEP, line_of(SET_TRACE, "builtin_breakpoint"))
     await ctl.resume()
     stop = await _stop(ctl)  # builtin breakpoint(): PYTHONBREAKPOINT is unset, so it stops in tuidbg
-    assert (stop.reason, stop.line) == (P.R_SET_TRACE, line_of(SET_TRACE, "builtin_breakpoint"))
+    assert (stop.reason, stop.line) == (P.R_SET_TRACE, line_of(SET_TRACE, "after_builtin"))
+    assert await ctl.evaluate("z") == "16"
     await ctl.resume()
     assert await _exit(s, ctl) == 0
     assert b"value 16" in out and b"survived" in out
@@ -625,7 +629,7 @@ async def test_wait_for_attach_then_stop(make_session, tmp_path):
         await s.launch()
         await s.cont()
         stop = await _stop(ctl)
-        assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "tuidbg_breakpoint"))
+        assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "after_tuidbg_breakpoint"))
         await s.close()  # detaches: the program runs on, to its next breakpoint(), where it waits again
         line = await asyncio.get_running_loop().run_in_executor(None, proc.stderr.readline)
         assert f"{SET_TRACE}:{line_of(SET_TRACE, 'builtin_breakpoint')}: waiting for the debugger" in line.decode()

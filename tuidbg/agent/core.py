@@ -26,6 +26,7 @@ remake the Agent; what stands alone lives in the modules above.
 
 import _thread
 import gc
+import itertools
 import json
 import os
 import socket
@@ -77,7 +78,7 @@ def _value_text(value, limit):
 
 class Step(object):
     __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding",
-                 "leaving", "entry")
+                 "leaving", "entry", "reason")
 
     def __init__(self, mode, thread, frame, token):
         self.mode = mode
@@ -90,6 +91,7 @@ class Step(object):
         self.codes = set()  # code objects the backend instrumented for this step
         self.leaving = mode == P.M_OUT  # step out: no stop in ``frame`` itself, only once it returned
         self.entry = False  # the stop at entry: the first line of the __main__ module
+        self.reason = P.R_STEP  # what its stop says it is (set_trace: the breakpoint() that armed it)
 
 
 class Agent(object):
@@ -640,6 +642,31 @@ class Agent(object):
     def stop_here(self, frame, reason=P.R_SET_TRACE, extra=None):
         return self.stop(reason, frame, extra)
 
+    def break_after(self, frame):
+        """``breakpoint()`` / ``tuidbg.set_trace()`` called from ``frame``: stop at the next line it runs once
+        the call has returned (where pdb stops), as a step over armed here whose stop is the set_trace stop.
+        If another thread's step is in progress (the agent steps one thread at a time), stop here now."""
+        if not self.enabled or self._stub is None:
+            return None
+        cur = self.step
+        if cur is not None and cur.thread != _thread.get_ident():
+            return self.stop_here(frame)
+        if not self._stop_lock.acquire(False):
+            return self.stop_here(frame)  # (another thread is stopping: this one waits its turn, and stops here)
+        try:
+            self.backend.end_step()
+            step = Step(P.M_OVER, _thread.get_ident(), frame, next(_own_tokens))
+            step.reason = P.R_SET_TRACE
+            self.mb.ctl_token.value = step.token
+            self.mb.ctl_flags.value = 0
+            self.step = step
+            self.backend.start_step(step, [frame])
+        except Exception as exc:  # never into the program
+            _internal_error(exc)
+        finally:
+            self._stop_lock.release()
+        return None
+
     # -- stepping (called by the backends on the stepping thread) -------------------------------
 
     def step_alive(self, st):
@@ -661,7 +688,9 @@ class Agent(object):
         if extra:
             ex.update(extra)
         self.mb.ctl_flags.value = 0
-        return self.stop(P.R_ENTRY if self.step is not None and self.step.entry else P.R_STEP, frame, ex)
+        st = self.step
+        return self.stop(P.R_ENTRY if st is not None and st.entry else st.reason if st is not None else P.R_STEP,
+                         frame, ex)
 
     def step_returned(self, st, frame, unwinding=False):
         """``frame`` (the step's frame) returns or unwinds: go on in the caller.
@@ -707,6 +736,10 @@ class Agent(object):
         return self.stop(P.R_NATIVE_CALL, frame, {"native": {"addr": addr, "name": name}, "step_token": st.token})
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+# The tokens of steps the agent arms itself (breakpoint()): the high half, never one the front end gives.
+_own_tokens = itertools.count((1 << 63) + 1)
 
 
 _reported = []
