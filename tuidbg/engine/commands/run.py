@@ -1,4 +1,4 @@
-"""Run control: run, continue, step, finish, until, interrupt, kill, detach (``-exec-*``)."""
+"""Run control: run, continue, step, until, interrupt, kill, detach (``-exec-*``; finish: ``finish``)."""
 
 from __future__ import annotations
 
@@ -145,16 +145,6 @@ class RunControl(CommandBase):
         what, command = _STEPS[op]
         self._require_stopped(what)
         return f"{command} {self._thread_opt()}".rstrip()
-
-    async def finish(self) -> None:
-        self._require_stopped("finish")
-        st = self._state
-        try:
-            await self.cmd(f"-exec-finish {self._thread_opt(frame=st.selected_frame)}".rstrip())
-        except MIError as exc:
-            if "outermost" in exc.message:
-                raise EngineError('"finish" is not meaningful in the outermost frame') from exc
-            raise
 
     async def until(self, location: str | None = None) -> None:
         if not location:
