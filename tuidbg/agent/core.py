@@ -78,7 +78,7 @@ def _value_text(value, limit):
 
 class Step(object):
     __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding",
-                 "leaving", "entry", "reason")
+                 "leaving", "entry", "reason", "native_first")
 
     def __init__(self, mode, thread, frame, token):
         self.mode = mode
@@ -92,6 +92,7 @@ class Step(object):
         self.leaving = mode == P.M_OUT  # step out: no stop in ``frame`` itself, only once it returned
         self.entry = False  # the stop at entry: the first line of the __main__ module
         self.reason = P.R_STEP  # what its stop says it is (set_trace: the breakpoint() that armed it)
+        self.native_first = None  # "step into native": (addr, name) the line's first operator runs (_operators)
 
 
 class Agent(object):
@@ -604,6 +605,10 @@ class Agent(object):
         step = Step(mode, tid, target, token)
         if op.get("mode") == P.M_NATIVE_ARMED:
             step.native_reported = True
+        elif mode == P.M_NATIVE:
+            from ._operators import line_native_target
+
+            step.native_first = line_native_target(target)  # (a @ b, t[i], t.shape: no call the backends see)
         if reason == P.R_EXCEPTION and k == 0:
             step.unwinding = True  # stopped where it was raised: the frame may be leaving with it
         self.mb.ctl_token.value = token
@@ -685,6 +690,8 @@ class Agent(object):
     def step_stop(self, frame, extra=None):
         """The step is complete at ``frame``."""
         ex = {"step_mode": self.step.mode if self.step else None}
+        if self.step is not None and self.step.mode == P.M_NATIVE and not self.step.native_reported:
+            ex["message"] = "step into native: no call or operator of the line went into an extension module"
         if extra:
             ex.update(extra)
         self.mb.ctl_flags.value = 0
@@ -728,7 +735,11 @@ class Agent(object):
 
     def native_call(self, st, frame, callee):
         """``step into native``: ``callee`` is about to be called from the step's frame."""
-        entry = native_entry(callee)
+        return self.native_next(st, frame, native_entry(callee))
+
+    def native_next(self, st, frame, entry):
+        """``step into native``: the C function ``entry`` (address, name) is what the step's frame runs next
+        (a call, or an operator's slot: ``Step.native_first``)."""
         if entry is None:
             return None
         addr, name = entry
