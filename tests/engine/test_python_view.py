@@ -127,6 +127,25 @@ def test_finish_returns_into_python_only_through_interpreter_or_ffi_glue():
     assert not V.returns_into_python(stopped(direct, py_threads=[py]))
 
 
+def test_finish_returns_into_python_through_pybind11_and_the_dispatcher():
+    """A custom op's function under pybind11's call (std::__invoke_impl, one frame or several) returns into
+    the Python line that called it: finish goes back there; a kernel under the dispatcher and a binding that
+    is not glue (THPVariable_matmul) finishes one frame."""
+    op = [Frame(level=0, func="scale_add", addr="0x1"),
+          Frame(level=1, func="at::Tensor std::__invoke_impl<at::Tensor, at::Tensor (*&)(at::Tensor, double)>(...)", addr="0x2"),
+          Frame(level=2, func="pybind11::cpp_function::dispatcher(_object*, _object*, _object*)", addr="0x3"),
+          Frame(level=3, func="cfunction_call", addr="0x4"), Frame(level=4, func="_PyEval_EvalFrameDefault", addr="0x5")]
+    py = PyThread(tid="1", frames=(pyf(0, "main", 4),))
+    assert V.returns_into_python(stopped(op, py_threads=[py]))
+    assert V.returns_into_python(stopped(op, py_threads=[py], selected_frame=1))  # (from the glue itself)
+    kernel = [Frame(level=0, func="at::native::mm(at::Tensor const&, at::Tensor const&)", addr="0x1"),
+              Frame(level=1, func="c10::impl::wrap_kernel_functor_unboxed_<...>::call(...)", addr="0x2"),
+              Frame(level=2, func="at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", addr="0x3"),
+              Frame(level=3, func="torch::autograd::THPVariable_mm(_object*, _object*, _object*)", addr="0x4"),
+              Frame(level=4, func="_PyEval_EvalFrameDefault", addr="0x5")]
+    assert not V.returns_into_python(stopped(kernel, py_threads=[PyThread(tid="1", frames=(pyf(0, "f", 4),))]))
+
+
 # -- every process at an all-stop stop ---------------------------------------------------------------
 
 

@@ -26,8 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from tuidbg.agent import protocol as P
 from tuidbg.agent.protocol import AGENT_THREAD_NAME
-from tuidbg.engine.python.merge import StackRow, merged_stack, traceback_thread
+from tuidbg.engine.python.merge import DEFAULT_FOLD_RULES, StackRow, merged_stack, traceback_thread
 from tuidbg.engine.python.model import (
     EXCEPTION_STOPS, AgentStop, PyFrame, PyFrameInfo, PyThread, is_agent_file, user_frames,
 )
@@ -135,6 +136,20 @@ def user_python_frame(pt: PyThread) -> PyFrame | None:
     return next(iter(user_frames(pt.frames)), None)
 
 
+def failed_test_frame(state: DebuggerState, pt: PyThread) -> PyFrame | None:
+    """At the stop of a failed pytest test (``--break-on-failure``), the test function's frame (the
+    innermost one that runs it), which the stop is about: not the assertion helper that raised
+    (``assert_close``), nor pytest's own frames. None at other stops, or when no frame runs the test."""
+    stop = exception_stop(state)
+    if stop is None or stop.reason != P.R_FAILURE or not stop.test:
+        return None
+    path, _, rest = stop.test.partition("::")
+    name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return next((f for f in pt.frames if name and f.function == name
+                 and (f.file.replace("\\", "/").endswith("/" + path) or f.file.rsplit("/", 1)[-1] == base)), None)
+
+
 # Stops that catch a program wherever it is: the attach (its *stopped record gives no reason) and
 # an interrupt. In a thread running Python, the user's Python line is what they came to see (the
 # libc call under it is a sleep or a lock; its locals, with their types, also cost gdb libc's
@@ -185,7 +200,7 @@ def next_selection(state: DebuggerState, prev: PySelection) -> PySelection:
     gen = stop_generation(state)
     if gen not in sel.auto_done and auto_python_stop(state):
         sel = replace(sel, auto_done=sel.auto_done | {gen})
-        f = user_python_frame(pt)
+        f = failed_test_frame(state, pt) or user_python_frame(pt)
         if f is not None:
             native = f.native_level if f.native_level is not None and f.native_level != state.selected_frame else None
             return replace(sel, index=f.index, select_native=native)
@@ -294,22 +309,32 @@ def is_call_glue(frame: Frame) -> bool:
     )
 
 
+# The fold rules (``python.merge``) whose frames are glue between Python and the C++ it calls: finishing
+# through them is finishing back into Python.
+GLUE_RULES = ("cpython", "pybind11", "torch-dispatch", "torch-binding")
+
+
 def returns_into_python(state: DebuggerState) -> bool:
-    """Whether the selected native frame was called from Python (through interpreter or ffi glue
-    only): then finish means "back to the Python line that called it"."""
+    """Whether the selected native frame was called from Python through glue only (the interpreter,
+    ffi, pybind11, the PyTorch dispatcher): then finish means "back to the Python line that called it"
+    (a custom op's function, a C extension's)."""
     seen = False
-    for r in merged_stack(state, folded=False):
-        if r.kind == "native" and r.native is not None and r.native.level == state.selected_frame:
-            seen = True
-            continue
+    for r in merged_stack(state, folded=True):
         if not seen:
+            seen = any(f.level == state.selected_frame for f in r.frames())
             continue
         if r.kind == "python":
             return True
-        if r.kind == "native" and r.native is not None and (r.internal or is_call_glue(r.native)):
+        if r.kind == "fold" and r.rule in GLUE_RULES:
             continue
+        if r.kind == "native" and r.native is not None and (
+                r.internal or is_call_glue(r.native) or any(g.matches(r) for g in _GLUE)):
+            continue  # (glue, one frame of it: a run too short to fold)
         return False
     return False
+
+
+_GLUE = tuple(rule for rule in DEFAULT_FOLD_RULES if rule.id in GLUE_RULES)
 
 
 # ---------------------------------------------------------------------------------------------
