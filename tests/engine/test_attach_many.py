@@ -5,6 +5,7 @@ stripped python3.11, and a torchrun job (gloo, CPU) attached through its launche
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -13,9 +14,12 @@ import time
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, line_of
-from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, tracer_pid, wait_for_files
+from pystack_helpers import (PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, shows_its_python, tracer_pid,
+                             wait_for_files)
 
 from tuidbg.cli import attach_pids
+from tuidbg.engine import pyagent
+from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [requires_gdb, pytest.mark.slow,
@@ -91,7 +95,9 @@ def _free_port() -> int:
 async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path, n):
     """attach --children of a hung torchrun job: at the attach's stop every rank's Python is read at once,
     without selecting any (the odd rank is in skip_barrier, the others in the barrier); selecting a rank
-    shows its own stack; every process is let go at the end."""
+    shows its own stack; a breakpoint stops in the odd rank as it is let go, then in every rank past the
+    barrier, each stop with that rank's Python frames and locals; every process is let go at the end, and
+    the job ends as it would have."""
     from tuidbg.engine import procstacks
     from tuidbg.engine.python import view
 
@@ -133,10 +139,33 @@ async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path,
         assert view.process_line(st.inferior).frame.name == "skip_barrier"
         main = view.live_thread(st, next(t.id for t in st.threads if t.lwp == ranks[odd]))
         assert main is not None and main.frames[0].native_level is not None, main
-        await s.close()
-        for pid in pids:
-            if os.path.exists(f"/proc/{pid}"):
-                running_untraced(pid)
+        # R: an attached job is not the session's to start again
+        with pytest.raises(EngineError, match="cannot restart"):
+            await s.run()
+        # a breakpoint in the odd rank, hit as it is let go (something written to the FIFO it waits on): the
+        # stop shows its own Python frames and locals, and where every other process is
+        ctl = pyagent.controller(s)
+        await ctl.add_breakpoint(str(BARRIER), line_of(BARRIER, "released"))
+        await ctl.add_breakpoint(str(BARRIER), line_of(BARRIER, "after_barrier"))
+        await ctl.resume()
+        writer = asyncio.get_running_loop().run_in_executor(None, (tmp_path / "release").write_text, "go")
+        st = await ctl.wait_stop(120)
+        await writer
+        assert st.is_stopped and st.python.stop is not None and st.pid == ranks[odd], (st.pid, st.stop, st.python.stop)
+        await shows_its_python(s, st, st.python.stop, {"ready_dir", "said"})
+        assert await ctl.evaluate("said") == "'go'"
+        # then every rank passes the barrier: a stop in each in turn, each with its own Python
+        passed = {}
+        for _ in range(n):
+            await ctl.resume()
+            st = await ctl.wait_stop(120)
+            stop = st.python.stop
+            assert st.is_stopped and stop is not None and stop.line == line_of(BARRIER, "after_barrier"), (st.stop, stop)
+            await shows_its_python(s, st, stop, {"rank", "ready_dir", "odd"})
+            passed[int(await ctl.evaluate("rank"))] = st.pid
+        assert passed == ranks, (passed, ranks)
+        await s.close()  # quit: every process let go, and the job ends by itself
+        assert launcher.wait(120) == 0
     finally:
         if s is not None:
             await s.close()
