@@ -2,8 +2,9 @@
 ``S`` on ``a @ b`` steps into the native function the operator runs, a native breakpoint on a
 function a library calls through its PLT stops once, ``f`` in C++ that throws stops where the
 exception is caught and ``f`` again returns to the Python line, and a ``--break-on-failure`` stop
-selects the test's frame, the frames the exception left on the merged stack. (The custom op's way
-back to Python: tests/engine/test_torch_custom_op.py; breakpoint(): tests/agent/test_agent.py.)"""
+selects the test's frame, the frames the exception left on the merged stack; breakpoint() stops at the
+next line, as pdb does. (The custom op's way back to Python: tests/engine/test_torch_custom_op.py;
+breakpoint() on every interpreter: tests/agent/test_agent.py.)"""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ async def test_operator_step_plt_breakpoint_and_finish_through_a_throw(make_sess
     line = line_of(CPPERR, "bad_matmul")
     await ctl.add_breakpoint(str(CPPERR), line)
     await s.launch()
+    # breakpoint() stops where pdb would: at the next line, the call over
+    st = await ctl.wait_stop(TIMEOUT)
+    stop = st.python.stop
+    assert stop is not None and stop.reason == P.R_SET_TRACE, (st.stop, bytes(out)[-2000:])
+    assert (stop.func, stop.line) == ("<module>", line_of(CPPERR, "after_breakpoint")), stop
+    assert await ctl.evaluate("list(a.shape)") == "[2, 3]"
+    await ctl.resume()
     st = await ctl.wait_stop(TIMEOUT)
     assert st.python.stop is not None and st.python.stop.line == line, (st.stop, bytes(out)[-2000:])
     # S on `a @ b`: the operator's native function (no call on the line)

@@ -1,5 +1,5 @@
 """A TORCH_CHECK that fails in C++ (a matmul of mismatched shapes: c10::detail::torchCheckFail throws
-c10::Error), caught in Python as a RuntimeError (tests/engine/test_torch_steps.py)."""
+c10::Error), caught in Python as a RuntimeError (tests/engine/test_torch_steps.py); a breakpoint() before it."""
 import torch
 
 
@@ -11,5 +11,8 @@ def bad(a, b):
         return None
 
 
-bad(torch.ones(2, 3), torch.ones(2, 3))
+a, b = torch.ones(2, 3), torch.ones(2, 3)
+breakpoint()  # MARK:breakpoint
+shapes = (a.shape, b.shape)  # MARK:after_breakpoint
+bad(a, b)
 print("done", flush=True)
