@@ -34,6 +34,19 @@ def _locals(app) -> dict[str, str | None]:
     return {n.data.name: n.data.value for n in tree.root.children if n.data is not None}
 
 
+def _where(app, last: int) -> str:
+    """What the session is at (a test's failure says it)."""
+    st = app.state
+    return (f"{st.process} gen {st.generation} (last {last}) stop {st.stop and st.stop.describe()} python {st.python.stop} "
+            f"transient {st.python.transient} refreshed {st.refreshed} read {stacks_read(st)} "
+            + repr([(i.id, i.pid, i.process.value, i.generation, i.python.stack_read, i.stop and i.stop.describe(),
+                     i.cmdline[-2:]) for i in st.inferiors])
+            + f"\nfocused {app.focused!r} screen {app.screen!r} status {app.query_one('#status').render().plain!r}"
+            + f"\nworkers {[(w.name, w.state.name) for w in app.workers]} gdb's pending {app.session.client.pending_commands()}"
+            + "\noutput: " + log_text(app, "output-log")[-1500:]
+            + "\nconsole: " + log_text(app, "console-log")[-3000:])
+
+
 async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
     line = line_of(CHILDREN, "child line")
     app = make_app(program=str(DEBIAN_PY311), args=[str(CHILDREN), "fork", "1"], agent=True, python_target=True,
@@ -58,7 +71,7 @@ async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
         assert chosen[1].strip() == str(child_pid) and "square" in chosen[4], rows
         assert any("with the others" in r[3] for r in rows), rows  # the parent stopped because the child did
         # and where the parent is in Python, read at the stop without selecting it (it waits for its child)
-        await until(pilot, lambda: re.search(r"\.py:\d+$", _cells(pane)[0][4]), 10, "the parent's Python line")
+        await until(pilot, lambda: re.search(r"\S:\d+$", _cells(pane)[0][4]), 10, "the parent's Python line")
         # the help says which signals stop: a job's shutdown signals pass without a stop in such a session
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen)
@@ -119,7 +132,10 @@ async def test_dataloader_workers_show_their_python_then_R_runs_it_again():
                     and st.python.stack is not None and stacks_read(st))
 
         for _ in range(3):  # (a stop in each worker, then one more in either)
-            await until(pilot, worker_stop, 120, "a stop in a worker")
+            try:
+                await until(pilot, worker_stop, 120, "a stop in a worker")
+            except AssertionError:
+                raise AssertionError(_where(app, last)) from None
             st = app.state
             last = st.generation
             assert st.selected_inferior != "i1"
@@ -131,7 +147,7 @@ async def test_dataloader_workers_show_their_python_then_R_runs_it_again():
             assert app.query_one("#py-list").row_texts[0].startswith(f"▶ 0  Squares.__getitem__:{line}")
             pane = app.query_one(ProcessesPane)
             try:
-                await until(pilot, lambda: pane.row_count == 3 and all(re.search(r"\.py:\d+$", r[4]) for r in _cells(pane)),
+                await until(pilot, lambda: pane.row_count == 3 and all(re.search(r"\S:\d+$", r[4]) for r in _cells(pane)),
                         10, "every process's Python line")
             except AssertionError:
                 raise AssertionError(repr(_cells(pane)) + repr([(i.id, i.process, i.python.stack_read, i.python.stack and i.python.stack.status, i.python.stack and [(t.lwp, t.tid, [f.function for f in t.frames][:3]) for t in i.python.stack.threads]) for i in app.state.inferiors]))
@@ -141,10 +157,16 @@ async def test_dataloader_workers_show_their_python_then_R_runs_it_again():
         assert len({pid for pid, _ in seen}) == 2, seen  # each worker stopped
         old = {inf.os_pid or inf.pid for inf in app.state.inferiors}
         gdb = app.session.gdb_pid()
-        await until(pilot, worker_stop, 120, "the last stop")
+        try:
+            await until(pilot, worker_stop, 120, "the last stop")
+        except AssertionError:
+            raise AssertionError(_where(app, last)) from None
         last = app.state.generation
         await pilot.press("R")
-        await until(pilot, worker_stop, 120, "a stop in a worker of the new run")
+        try:
+            await until(pilot, worker_stop, 120, "a stop in a worker of the new run")
+        except AssertionError:
+            raise AssertionError(_where(app, last)) from None
         st = app.state
         assert not old & {inf.pid for inf in st.inferiors}, (old, st.inferiors)
         from faults.procs import assert_clean
