@@ -142,10 +142,11 @@ def kill_tree(proc):
     import psutil
 
     try:
-        kids = psutil.Process(proc.pid).children(recursive=True)
-    except psutil.Error:
-        kids = []
-    for p in [psutil.Process(proc.pid), *kids]:
+        top = psutil.Process(proc.pid)
+        kids = top.children(recursive=True)
+    except psutil.Error:  # (it has ended, and been waited for)
+        top, kids = None, []
+    for p in [top, *kids] if top is not None else kids:
         try:
             p.kill()
         except psutil.Error:
@@ -160,3 +161,38 @@ def running_untraced(pid):
     with open(f"/proc/{pid}/status") as f:
         state = next(line for line in f if line.startswith("State:")).split(None, 1)[1]
     assert not state.startswith(("t", "T", "Z")), (pid, state)
+
+
+async def shows_its_python(s, st, stop, local_names: set[str], timeout: float = 60) -> None:
+    """A Python stop in one process of several (``st``, a state of session ``s`` at ``stop``) shows that
+    process's Python as a single process's would: the stopped thread's Python stack read from memory
+    (through gdb) has the stop's function and line innermost, with ``local_names`` among its locals; and
+    every other process that stopped with it has its stacks of this stop read (without gdb), so that where
+    each one is in Python is known. The program (the first process) is in its main function."""
+    from tuidbg.engine import procstacks, pystack
+    from tuidbg.engine.python import view
+    from tuidbg.engine.python.model import is_agent_file
+    from tuidbg.engine.rescue import has_ended
+    from tuidbg.engine.state import ProcessState
+
+    pt = view.live_thread(st)
+    assert pt is not None, (st.selected_inferior, st.python.stack)
+    first = view.user_python_frame(pt)
+    assert first is not None and (first.name, first.line) == (stop.func, stop.line), (first, stop)
+    names = {v.name for v in await pystack.python_locals(s, pt.tid, first.index)}
+    assert local_names <= names, names
+    st = await procstacks.controller(s).wait_read(timeout)
+    for inf in st.inferiors:
+        if inf.process is not ProcessState.STOPPED or has_ended(inf.pid):  # (one that ended, its exit not said yet)
+            continue
+        assert inf.python.stack is not None and inf.python.stack.ok, (inf.id, inf.cmdline, inf.python.stack)
+        if inf.id != st.selected_inferior:
+            assert inf.python.stack.backend == "proc" and inf.python.stack.generation == inf.generation
+        frames = [(t.lwp, [(f.name, f.line) for f in t.frames]) for t in inf.python.stack.threads]
+        if inf.id == st.inferiors[0].id:
+            # the program waits for its children in its main function
+            assert any(name in ("main", "<module>") for _, fs in frames for name, _ in fs), frames
+        # (a child being started, or ending, may run no Python frame at the moment)
+        own = inf.python.agent.control_native_id if inf.python.agent is not None else None
+        users = any(not is_agent_file(f.file) for t in inf.python.stack.threads if t.lwp != own for f in t.frames)
+        assert (view.process_line(inf) is not None) == users, (inf.id, frames)

@@ -460,6 +460,57 @@ async def test_step_into_native_through_ctypes(make_session, python, libfoo):
     assert (stop.func, stop.line) == ("compute", call)
 
 
+NATIVE_OPS = PY / "native_ops.py"
+
+
+def _mapped_file(pid: int, addr: int) -> str:
+    """The base name of the file mapped at ``addr`` in process ``pid`` (a stripped library's function has
+    no name: where it is tells which)."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            if lo <= addr < hi:
+                return os.path.basename(parts[5].strip()) if len(parts) > 5 else ""
+    return ""
+
+
+@pytest.mark.parametrize("python", CORE)
+async def test_step_into_native_through_operators_subscripts_and_attributes(make_session, python):
+    """"Step into native" on a line whose first native function is no call: a subscript (ctypes' Array), an
+    attribute's getter (a ctypes Structure's field) and an operator (the C decimal's *, where the build has it) stop in the
+    C function the operand's type runs; a line that runs only the interpreter's own says so at its next
+    line."""
+    c_decimal = subprocess.run([str(python), "-c", "import decimal, sys; print('_decimal' in sys.modules)"],
+                               capture_output=True, text=True, check=True).stdout.strip() == "True"
+    s, ctl, out = await _start(make_session, python, NATIVE_OPS)
+    # (a build without libmpdec has the pure-Python decimal: its * is a Python method, stepped into)
+    marks = ("op_subscript", "op_attribute") + (("op_mul",) if c_decimal else ()) + ("op_python",)
+    for mark in marks:
+        await ctl.add_breakpoint(str(NATIVE_OPS), line_of(NATIVE_OPS, mark))
+    await s.launch()
+    landed = {}
+    for mark in marks:
+        stop = await _stop(ctl)
+        assert stop.line == line_of(NATIVE_OPS, mark), (mark, stop)
+        await ctl.step_into_native()
+        st = await ctl.wait_stop(STOP_TIMEOUT)
+        if st.python.stop is None:
+            assert st.stop.reason == "breakpoint-hit" and all(b.internal for b in s.state.breakpoints), st.stop
+            landed[mark] = _mapped_file(st.pid, int(st.frames[0].addr, 16))
+            await ctl.resume()  # (on to the next line's breakpoint)
+        else:
+            # nothing native on the way: the step ends at the next line, and says why
+            assert st.python.stop.line == line_of(NATIVE_OPS, mark) + 1, (mark, st.python.stop)
+            assert "went into an extension module" in (st.python.stop.message or ""), st.python.stop
+            landed[mark] = None
+            await ctl.resume()
+    assert await _exit(s, ctl) == 0
+    assert landed["op_subscript"].startswith("_ctypes") and landed["op_attribute"].startswith("_ctypes"), landed
+    assert not c_decimal or landed["op_mul"].startswith("_decimal"), landed
+    assert landed["op_python"] is None
+
+
 @pytest.mark.parametrize("python", CORE)
 async def test_exceptions_raised_uncaught_and_native_crash(make_session, python):
     s, ctl, out = await _start(make_session, python, EXC)
@@ -520,13 +571,17 @@ async def test_set_trace_and_breakpoint_under_tuidbg(make_session, python):
     s, ctl, out = await _start(make_session, python, SET_TRACE, "5")
     await s.launch()
     stop = await _stop(ctl)
-    assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "tuidbg_breakpoint"))
+    # at the line after the call, where pdb stops: the call has returned, the caller's next line is due
+    assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "after_tuidbg_breakpoint"))
+    assert [f.func for f in stop.frames[:2]] == ["f", "<module>"]  # (nothing of the call left on the stack)
+    assert await ctl.evaluate("y") == "15"
     await ctl.step_over()
     stop = await _stop(ctl)
-    assert stop.line == line_of(SET_TRACE, "after_tuidbg_breakpoint")
+    assert (stop.reason, stop.line) == (P.R_STEP, line_of(SET_TRACE, "builtin_breakpoint"))
     await ctl.resume()
     stop = await _stop(ctl)  # builtin breakpoint(): PYTHONBREAKPOINT is unset, so it stops in tuidbg
-    assert (stop.reason, stop.line) == (P.R_SET_TRACE, line_of(SET_TRACE, "builtin_breakpoint"))
+    assert (stop.reason, stop.line) == (P.R_SET_TRACE, line_of(SET_TRACE, "after_builtin"))
+    assert await ctl.evaluate("z") == "16"
     await ctl.resume()
     assert await _exit(s, ctl) == 0
     assert b"value 16" in out and b"survived" in out
@@ -625,7 +680,7 @@ async def test_wait_for_attach_then_stop(make_session, tmp_path):
         await s.launch()
         await s.cont()
         stop = await _stop(ctl)
-        assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "tuidbg_breakpoint"))
+        assert (stop.reason, stop.func, stop.line) == (P.R_SET_TRACE, "f", line_of(SET_TRACE, "after_tuidbg_breakpoint"))
         await s.close()  # detaches: the program runs on, to its next breakpoint(), where it waits again
         line = await asyncio.get_running_loop().run_in_executor(None, proc.stderr.readline)
         assert f"{SET_TRACE}:{line_of(SET_TRACE, 'builtin_breakpoint')}: waiting for the debugger" in line.decode()

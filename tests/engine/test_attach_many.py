@@ -5,6 +5,7 @@ stripped python3.11, and a torchrun job (gloo, CPU) attached through its launche
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -13,9 +14,12 @@ import time
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, line_of
-from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, tracer_pid, wait_for_files
+from pystack_helpers import (PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, shows_its_python, tracer_pid,
+                             wait_for_files)
 
 from tuidbg.cli import attach_pids
+from tuidbg.engine import pyagent
+from tuidbg.engine.errors import EngineError
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [requires_gdb, pytest.mark.slow,
@@ -26,8 +30,10 @@ BARRIER = PY_PROGRAMS / "torch_barrier.py"
 
 
 async def _python_functions(s, iid: str) -> list[str]:
-    """The Python functions of every thread of process ``iid``, once it is selected and refreshed."""
+    """The Python functions of every thread of process ``iid``, once it is selected and refreshed (its stacks
+    read through gdb: the refresh's stages are over)."""
     await s.select_process(iid)
+    await s.wait_refreshed()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         st = s.state
@@ -85,39 +91,81 @@ def _free_port() -> int:
 
 @pytest.mark.torch
 @pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
-async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path):
-    odd = 1
+@pytest.mark.parametrize("n", [2, 3])
+async def test_attach_a_torchrun_launcher_with_its_ranks(make_session, tmp_path, n):
+    """attach --children of a hung torchrun job: at the attach's stop every rank's Python is read at once,
+    without selecting any (the odd rank is in skip_barrier, the others in the barrier); selecting a rank
+    shows its own stack; a breakpoint stops in the odd rank as it is let go, then in every rank past the
+    barrier, each stop with that rank's Python frames and locals; every process is let go at the end, and
+    the job ends as it would have."""
+    from tuidbg.engine import procstacks
+    from tuidbg.engine.python import view
+
+    odd = n - 1
     env = dict(os.environ, OMP_NUM_THREADS="1")
     s = None
     launcher = subprocess.Popen(
-        [str(TORCH_PYTHON), "-m", "torch.distributed.run", "--nproc-per-node", "3", "--master-addr", "127.0.0.1",
+        [str(TORCH_PYTHON), "-m", "torch.distributed.run", "--nproc-per-node", str(n), "--master-addr", "127.0.0.1",
          "--master-port", str(_free_port()), str(BARRIER), str(tmp_path), str(odd)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     try:
-        wait_for_files([tmp_path / f"rank-{r}.json" for r in range(3)], [launcher], timeout=240)
-        ranks = {r: read_json(tmp_path / f"rank-{r}.json")["pid"] for r in range(3)}
+        wait_for_files([tmp_path / f"rank-{r}.json" for r in range(n)], [launcher], timeout=240)
+        ranks = {r: read_json(tmp_path / f"rank-{r}.json")["pid"] for r in range(n)}
         pids = attach_pids([str(launcher.pid)], children=True)
         assert pids[0] == launcher.pid and set(ranks.values()) <= set(pids), (pids, ranks)
-        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=False, python_target=True,
-                               start=False)
+        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=True, python_target=True,
+                               children="python", start=False)
         await s.start()
         await s.launch()
-        st = s.state
+        st = await procstacks.controller(s).wait_read(60)
+        assert st.selected_inferior == st.inferiors[0].id
         by_pid = {inf.pid: inf for inf in st.inferiors}
         for r, pid in ranks.items():
             inf = by_pid[pid]
-            assert dict(inf.role_env) == {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "3"}, inf.role_env
+            assert dict(inf.role_env) == {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": str(n)}, inf.role_env
             assert inf.ppid == launcher.pid
-        # the odd rank is in skip_barrier, the others wait in the barrier
+            # where each rank is, read at the stop: the odd one is in skip_barrier, the others in the barrier
+            where = view.process_line(inf)
+            assert where is not None and where.lwp == pid, (r, inf.python.stack)
+            funcs = [f.function for t in inf.python.stack.threads for f in t.frames]
+            if r == odd:
+                assert (where.frame.name, where.frame.line) == ("skip_barrier", line_of(BARRIER, "skip_barrier"))
+            else:
+                assert "barrier" in funcs and "skip_barrier" not in funcs, funcs
+        # selecting the odd rank shows its own stack (through gdb, its main thread's frames placed)
         odd_funcs = await _python_functions(s, by_pid[ranks[odd]].id)
         assert "skip_barrier" in odd_funcs, odd_funcs
-        other = await _python_functions(s, by_pid[ranks[0]].id)
-        assert "barrier" in other and "skip_barrier" not in other, other
-        assert line_of(BARRIER, "skip_barrier") > 0
-        await s.close()
-        for pid in pids:
-            if os.path.exists(f"/proc/{pid}"):
-                running_untraced(pid)
+        st = s.state
+        assert view.process_line(st.inferior).frame.name == "skip_barrier"
+        main = view.live_thread(st, next(t.id for t in st.threads if t.lwp == ranks[odd]))
+        assert main is not None and main.frames[0].native_level is not None, main
+        # R: an attached job is not the session's to start again
+        with pytest.raises(EngineError, match="cannot restart"):
+            await s.run()
+        # a breakpoint in the odd rank, hit as it is let go (something written to the FIFO it waits on): the
+        # stop shows its own Python frames and locals, and where every other process is
+        ctl = pyagent.controller(s)
+        await ctl.add_breakpoint(str(BARRIER), line_of(BARRIER, "released"))
+        await ctl.add_breakpoint(str(BARRIER), line_of(BARRIER, "after_barrier"))
+        await ctl.resume()
+        writer = asyncio.get_running_loop().run_in_executor(None, (tmp_path / "release").write_text, "go")
+        st = await ctl.wait_stop(120)
+        await writer
+        assert st.is_stopped and st.python.stop is not None and st.pid == ranks[odd], (st.pid, st.stop, st.python.stop)
+        await shows_its_python(s, st, st.python.stop, {"ready_dir", "said"})
+        assert await ctl.evaluate("said") == "'go'"
+        # then every rank passes the barrier: a stop in each in turn, each with its own Python
+        passed = {}
+        for _ in range(n):
+            await ctl.resume()
+            st = await ctl.wait_stop(120)
+            stop = st.python.stop
+            assert st.is_stopped and stop is not None and stop.line == line_of(BARRIER, "after_barrier"), (st.stop, stop)
+            await shows_its_python(s, st, stop, {"rank", "ready_dir", "odd"})
+            passed[int(await ctl.evaluate("rank"))] = st.pid
+        assert passed == ranks, (passed, ranks)
+        await s.close()  # quit: every process let go, and the job ends by itself
+        assert launcher.wait(120) == 0
     finally:
         if s is not None:
             await s.close()

@@ -13,7 +13,7 @@ import logging
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
-from pystack_helpers import TORCH_PYTHON
+from pystack_helpers import TORCH_PYTHON, shows_its_python
 
 from tuidbg.engine import pyagent
 from tuidbg.engine.children import is_python_program
@@ -38,7 +38,8 @@ async def _session(make_session, python, script, *args, children="python"):
 
 async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
     """Resume through the run: (pid, function, line, value of n or i) of each Python stop, until every
-    process has exited. Other stops (a real signal to a child) are passed on."""
+    process has exited. Other stops (a real signal to a child) are passed on. Each stop shows the Python
+    of the process that stopped, and where every other process is (``_shows_its_python``)."""
     seen = []
     while True:
         try:
@@ -58,6 +59,7 @@ async def _python_stops(s, ctl, want: int) -> list[tuple[int, str, int, str]]:
         stop = st.python.stop
         if stop is not None:
             name = "n" if stop.func == "square" else "i"
+            await shows_its_python(s, st, stop, {"n"} if stop.func == "square" else {"self", "i"})
             seen.append((st.pid, stop.func, stop.line, await ctl.evaluate(name)))
             # the stop is the child's: its own process is selected, and its agent answered
             assert st.inferior.python.agent.connected and st.inferior.python.agent.pid == st.pid
@@ -136,16 +138,20 @@ def test_python_program_names():
 
 @pytest.mark.torch
 @pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
-async def test_breakpoint_in_a_dataloader_worker(make_session):
-    s, ctl, out = await _session(make_session, TORCH_PYTHON, LOADER)
+@pytest.mark.parametrize("workers", [4])
+async def test_breakpoint_in_a_dataloader_worker(make_session, workers):
+    """A breakpoint in __getitem__ stops in each worker in turn; every stop shows that worker's Python frames
+    and locals, and where the main process and the other workers are. (Two workers, on the screen, then R:
+    tests/ui/test_ui_processes.py.)"""
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, LOADER, str(workers))
     line = line_of(LOADER, "getitem line")
     await ctl.add_breakpoint(str(LOADER), line)
     await s.launch()
     main_pid = s.state.inferiors[0].pid
     stops = await _python_stops(s, ctl, 4)
     assert sorted(v for *_, v in stops) == ["0", "1", "2", "3"], stops
-    workers = {p for p, *_ in stops}
-    assert main_pid not in workers and len(workers) == 2, (main_pid, stops)
+    workers_seen = {p for p, *_ in stops}
+    assert main_pid not in workers_seen and len(workers_seen) == workers, (main_pid, stops)
     assert b"loaded [0, 1, 4, 9]" in out
 
 
@@ -233,31 +239,129 @@ async def test_quit_at_a_stop_in_a_child_leaves_no_process(make_session):
 
 @pytest.mark.torch
 @pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
-async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path):
+@pytest.mark.parametrize("n", [2, 3])
+async def test_breakpoint_in_the_ranks_of_torchrun(make_session, tmp_path, n):
     """tuidbg run -m torch.distributed.run: the launcher starts each rank as a new Python (subprocess),
-    which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role."""
+    which loads the agent at start-up; a Python breakpoint stops in every rank, each with its role and its
+    Python; with three ranks, R runs the whole job again, and a rank that fails has the launcher end the
+    others with SIGTERM, which passes without a stop."""
     import socket
 
     barrier = PROGRAMS / "py" / "torch_barrier.py"
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
-    s, ctl, out = await _session(make_session, TORCH_PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+    s, ctl, out = await _session(make_session, TORCH_PYTHON, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
                                  "--master-addr", "127.0.0.1", "--master-port", str(port), str(barrier),
                                  str(tmp_path), "1")
     line = line_of(barrier, "get_rank")
     await ctl.add_breakpoint(str(barrier), line)
     await s.launch()
     ranks = {}
-    for _ in range(2):
+    for _ in range(n):
         st = await ctl.wait_stop(240)
         assert st.is_stopped and st.python.stop is not None and st.python.stop.line == line, st.process
+        await shows_its_python(s, st, st.python.stop, {"ready_dir", "odd"})
         ranks[dict(st.inferior.role_env)["RANK"]] = st.pid
-        assert dict(st.inferior.role_env)["WORLD_SIZE"] == "2"
+        assert dict(st.inferior.role_env)["WORLD_SIZE"] == str(n)
         await ctl.resume()
-    assert sorted(ranks) == ["0", "1"] and s.state.inferiors[0].pid not in ranks.values()
+    assert sorted(ranks) == [str(r) for r in range(n)] and s.state.inferiors[0].pid not in ranks.values()
+    from faults.procs import assert_clean
+
+    if n < 3:  # (R and a failed job's end once: with three ranks, the launcher's SIGTERMs go to two at once)
+        gdb, pids = s.gdb_pid(), {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
+        await s.close()  # quit: the job ends with the session
+        assert_clean({gdb, *pids})
+        return
+    # R: the job runs again from the start; every process of the old run ends (the launcher, its ranks, the
+    # processes they started), and the new ranks stop at the breakpoint
+    old = {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
+    for f in tmp_path.glob("rank-*.json"):
+        f.unlink()
+    (tmp_path / "fail").touch()  # (this time the odd rank fails, and the launcher ends the others)
+    await s.run()
+    st = await ctl.wait_stop(240)
+    assert st.is_stopped and st.python.stop is not None and st.python.stop.line == line, st.process
+    assert st.pid not in old and dict(st.inferior.role_env)["WORLD_SIZE"] == str(n)
+    assert_clean(old)
     gdb = s.gdb_pid()
-    pids = [inf.pid for inf in s.state.inferiors if inf.pid]
+    pids = {inf.os_pid for inf in s.state.inferiors if inf.os_pid}
+    # the job ends as torchrun ends a failed one: the SIGTERM it sends the other ranks passes without a stop
+    await ctl.delete_all_breakpoints()
+    stops = []
+    while True:
+        await ctl.resume()
+        st = await ctl.wait_stop(240)
+        if st.process is ProcessState.EXITED:
+            break
+        stops.append(st.python.stop.describe() if st.python.stop else st.stop and st.stop.describe())
+        assert len(stops) < n, stops  # (the ranks that had reached the breakpoint already)
+    assert not any("SIGTERM" in (x or "") for x in stops), stops
+    assert st.selected_inferior == "i1" and st.exit_code == 1, (st.exit_code, st.exit_description)
+    await s.close()
+    assert_clean({gdb, *pids, *(inf.os_pid for inf in s.state.inferiors if inf.os_pid)})
+
+
+POOL = PROGRAMS / "py" / "pool_shutdown.py"
+
+
+@pytest.mark.parametrize("how, term_stops", [("fork", False), ("spawn", False), ("spawn", True)])
+async def test_a_pool_shuts_down_without_stopping_the_session(make_session, how, term_stops):
+    """A Pool's workers stop at a breakpoint, then the pool ends as its with-block does (terminate():
+    SIGTERM to each worker): by default the SIGTERMs pass without a stop, as SIGCHLD does, and the session
+    ends at the program's own exit, nothing said of a process it could not read; gdb's per-signal setting
+    (handle SIGTERM stop, as -ex) makes them stop again. R then runs it again (spawn: the workers are Pythons
+    started anew)."""
+    ex = ["handle SIGTERM stop print"] if term_stops else []
+    s = await make_session(mode="run", program=str(DEBIAN_PY311), args=[str(POOL), how], agent=True,
+                           python_target=True, children="python", ex=ex)
+    ctl = pyagent.controller(s)
+    out, console = bytearray(), []
+    s.on_program_output(out.extend)
+    s.on_console(lambda rec: console.append(getattr(rec, "text", "") or ""), replay=False)
+    handling = await s.signal_handling(("SIGTERM", "SIGHUP", "SIGCHLD"))
+    assert handling["SIGTERM"] == ((True, True, True) if term_stops else (False, False, True)), handling
+    assert handling["SIGHUP"][0] is False and handling["SIGHUP"][2] is True
+    line = line_of(POOL, "pool work")
+    await ctl.add_breakpoint(str(POOL), line)
+    await s.launch()
+    stops = []
+    while True:
+        st = await ctl.wait_stop(TIMEOUT)
+        if st.process is ProcessState.EXITED:
+            break
+        assert st.is_stopped
+        if st.python.stop is not None:
+            assert (st.python.stop.func, st.python.stop.line) == ("square", line) and st.selected_inferior != "i1"
+            stops.append("square")
+        else:
+            stops.append(st.stop.describe() if st.stop else "stopped with the others")
+            if stops[-1] == "SIGTERM (Terminated)":
+                # shown as gdb's setting says; set back, the next ones pass unseen
+                await s.console("handle SIGTERM nostop noprint")
+        assert len(stops) <= 12, stops
+        await ctl.resume()
+    assert stops.count("square") == 4, stops
+    assert stops == ["square"] * 4 + (["SIGTERM (Terminated)"] if term_stops else []), stops
+    assert st.selected_inferior == "i1" and st.exit_code == 0 and not st.live_inferiors(), st.inferiors
+    assert b"pool said [0, 1, 4, 9]" in out
+    if not term_stops:
+        assert not any("could not refresh" in text for text in console), console
+        # the workers that got SIGTERM were let go with it (gdb 13 loses track of processes dying together),
+        # and ended untraced: nothing is left
+        let_go = [inf for inf in st.inferiors if inf.process is ProcessState.DETACHED]
+        assert all("SIGTERM" in (inf.left or "") for inf in let_go), st.inferiors
+        from faults.procs import assert_clean
+
+        assert_clean({inf.os_pid for inf in st.inferiors if inf.os_pid})
+    if how == "fork":
+        return  # (R once, where the pool's workers are Pythons started anew)
+    # R: the program and its pool again, the breakpoint in force
+    await s.run()
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.python.stop is not None and st.python.stop.line == line and st.selected_inferior != "i1"
+    gdb = s.gdb_pid()
+    pids = {inf.pid for inf in s.state.inferiors if inf.pid}
     await s.close()
     from faults.procs import assert_clean
 

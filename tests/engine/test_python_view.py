@@ -125,3 +125,93 @@ def test_finish_returns_into_python_only_through_interpreter_or_ffi_glue():
     direct = [Frame(level=0, func="c_add", addr="0x1"), Frame(level=1, func="c_main_loop", addr="0x2"),
               Frame(level=2, func="_PyEval_EvalFrameDefault", addr="0x3")]
     assert not V.returns_into_python(stopped(direct, py_threads=[py]))
+
+
+def test_finish_returns_into_python_through_pybind11_and_the_dispatcher():
+    """A custom op's function under pybind11's call (std::__invoke_impl, one frame or several) returns into
+    the Python line that called it: finish goes back there; a kernel under the dispatcher and a binding that
+    is not glue (THPVariable_matmul) finishes one frame."""
+    op = [Frame(level=0, func="scale_add", addr="0x1"),
+          Frame(level=1, func="at::Tensor std::__invoke_impl<at::Tensor, at::Tensor (*&)(at::Tensor, double)>(...)", addr="0x2"),
+          Frame(level=2, func="pybind11::cpp_function::dispatcher(_object*, _object*, _object*)", addr="0x3"),
+          Frame(level=3, func="cfunction_call", addr="0x4"), Frame(level=4, func="_PyEval_EvalFrameDefault", addr="0x5")]
+    py = PyThread(tid="1", frames=(pyf(0, "main", 4),))
+    assert V.returns_into_python(stopped(op, py_threads=[py]))
+    assert V.returns_into_python(stopped(op, py_threads=[py], selected_frame=1))  # (from the glue itself)
+    kernel = [Frame(level=0, func="at::native::mm(at::Tensor const&, at::Tensor const&)", addr="0x1"),
+              Frame(level=1, func="c10::impl::wrap_kernel_functor_unboxed_<...>::call(...)", addr="0x2"),
+              Frame(level=2, func="at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", addr="0x3"),
+              Frame(level=3, func="torch::autograd::THPVariable_mm(_object*, _object*, _object*)", addr="0x4"),
+              Frame(level=4, func="_PyEval_EvalFrameDefault", addr="0x5")]
+    assert not V.returns_into_python(stopped(kernel, py_threads=[PyThread(tid="1", frames=(pyf(0, "f", 4),))]))
+
+
+# -- every process at an all-stop stop ---------------------------------------------------------------
+
+
+def _process(iid, pid, threads, *, stop_tid=None, agent=None, process=ProcessState.STOPPED, read=True):
+    from tuidbg.engine.state import Inferior, PythonView
+
+    return Inferior(id=iid, pid=pid, process=process,
+                    stop=StopInfo(reason="", thread_id=stop_tid) if stop_tid else None,
+                    python=PythonView(stack=PyStack(status="ok", threads=tuple(threads), backend="proc") if threads else None,
+                                      stack_read=read, agent=agent))
+
+
+def test_a_process_line_is_the_thread_that_stopped_else_the_main_thread_else_the_first():
+    from tuidbg.engine.python.model import AgentInfo
+
+    worker = PyThread(tid=None, lwp=12, frames=(pyf(0, "poll", None, line=5),))
+    main = PyThread(tid=None, lwp=10, frames=(pyf(0, "wait", None, line=7), pyf(1, "main", None)))
+    # the main thread (its LWP is the PID) rather than the first one listed
+    line = V.process_line(_process("i2", 10, [worker, main]))
+    assert (line.lwp, line.frame.function, line.frame.line) == (10, "wait", 7)
+    # the thread gdb stopped in, when it runs Python
+    named = [PyThread(tid="7", lwp=12, frames=worker.frames), PyThread(tid="6", lwp=10, frames=main.frames)]
+    assert V.process_line(_process("i2", 10, named, stop_tid="7")).tid == "7"
+    # the agent's own frames on top are passed over; its own thread is left out
+    busy = PyThread(tid=None, lwp=10, frames=(pyf(0, "stop", None, file=AGENT_FILE), pyf(1, "step", None, line=3)))
+    own = PyThread(tid=None, lwp=11, frames=(pyf(0, "_control_loop", None, file="/x/threading.py"),))
+    line = V.process_line(_process("i2", 10, [own, busy], agent=AgentInfo(status="connected", control_native_id=11)))
+    assert (line.lwp, line.frame.function) == (10, "step")
+    # the first thread that runs Python when the main thread runs none
+    idle = PyThread(tid=None, lwp=10, frames=())
+    assert V.process_line(_process("i2", 10, [idle, worker])).lwp == 12
+    # nothing while it runs, before its stacks are read, or where no thread runs Python
+    assert V.process_line(_process("i2", 10, [main], process=ProcessState.RUNNING)) is None
+    assert V.process_line(_process("i2", 10, [], read=False)) is None
+    assert V.process_line(_process("i2", 10, [idle])) is None
+
+
+def test_an_agent_stop_is_the_process_line():
+    stop = AgentStop(reason=P.R_BREAKPOINT, seq=1, thread_id="3", native_id=21, python_thread=1,
+                     file="/app/x.py", line=9, func="f", frames=(PyFrameInfo("/app/x.py", 9, "f"),))
+    from dataclasses import replace as rep
+
+    inf = _process("i2", 20, [PyThread(tid="3", lwp=21, frames=(pyf(0, "other", None),))])
+    line = V.process_line(rep(inf, python=rep(inf.python, stop=stop)))
+    assert (line.tid, line.lwp, line.frame.func, line.frame.line) == ("3", 21, "f", 9)
+
+
+def test_the_stacks_are_read_when_every_stopped_process_has_its_own():
+    from dataclasses import replace as rep
+
+    a = _process("i1", 10, [PyThread(tid="1", lwp=10, frames=(pyf(0, "main", 1),))])
+    b = _process("i2", 11, [], read=False)
+    gone = _process("i3", None, [], read=False, process=ProcessState.EXITED)
+    st = DebuggerState(inferiors=(a, b, gone))
+    assert not V.stacks_read(st)
+    st = rep(st, inferiors=(a, rep(b, python=rep(b.python, stack_read=True)), gone))  # (b: no Python)
+    assert V.stacks_read(st)
+
+
+def test_thread_ids_come_from_gdb_threads_by_lwp():
+    from tuidbg.engine.python.model import with_thread_ids
+    from tuidbg.engine.state import Thread
+
+    ps = PyStack(status="ok", backend="proc", threads=(PyThread(tid=None, lwp=10), PyThread(tid=None, lwp=99)))
+    threads = [Thread(id="4", target_id="Thread 0x7f (LWP 10)"), Thread(id="5", target_id="Thread 0x7e (LWP 11)")]
+    named = with_thread_ids(ps, threads)
+    assert [(t.tid, t.lwp) for t in named.threads] == [("4", 10), (None, 99)]
+    assert with_thread_ids(named, threads) is named  # nothing more to name: the same stack
+    assert with_thread_ids(ps, []) is ps

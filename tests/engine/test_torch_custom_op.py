@@ -1,7 +1,7 @@
 """A custom C++ operator (a torch C++ extension built with -g -O0) debugged end to end on the
 stripped python3.11 with torch 2.13: a pending breakpoint on the op's C++ line, the at::Tensor
 locals shown by tuidbg's gdb pretty-printer (tuidbg/gdbext/torch_printers.py), and the step out
-back to the Python line that called the op. The extension is compiled once per source hash into
+back to the Python line that called the op. The extension is compiled once per source hash and checkout into
 ~/.cache/tuidbg-tests (about 20 s the first time); later runs only load it."""
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ CHECKS = PY_PROGRAMS / "torch_op_checks.py"  # the op called from a pytest test 
 
 @pytest.fixture(scope="session")
 def op_build_dir() -> Path:
-    digest = hashlib.sha256(CPP.read_bytes() + PROG.read_bytes()).hexdigest()[:16]
+    # (per source and per checkout: torch's build writes the source's path into its build file, and two
+    # checkouts building one folder rebuild it in turn, each waiting on the other's lock)
+    digest = hashlib.sha256(CPP.read_bytes() + PROG.read_bytes() + str(CPP).encode()).hexdigest()[:16]
     build = Path(os.path.expanduser("~/.cache/tuidbg-tests")) / f"torch_custom_op-{digest}"
     env = dict(os.environ, PATH=f"{TORCH_PYTHON.parent}:{os.environ.get('PATH', '')}")
     with machine_lock(build.name):  # (one build at a time on this machine: the suite's workers, another checkout)
@@ -74,16 +76,20 @@ async def test_custom_op_breakpoint_tensor_locals_and_back(make_session, op_buil
     assert ps is not None and ps.ok, ps
     py = ps.thread(st.stop.thread_id)
     assert (py.frames[0].function, py.frames[0].line) == ("main", line_of(PROG, "op_call"))
-    # step out: gdb finishes the native frames up to the interpreter's; the Python frame on top of
-    # the merged stack is the line that called the op (no Python step was going on, so no agent stop)
+    # one key back to Python: the op's frame is under pybind11's glue only, so f (finish) means back to the
+    # Python line that called it; the stop is the agent's there, with that frame's locals
+    from tuidbg.engine.python import view
+
+    assert view.returns_into_python(st)
     await ctl.step_out_to_python()
-    st = await wait_stopped(s, 280)
-    assert st.stop.reason == "function-finished" and st.python.stop is None, st.stop
+    st = await ctl.wait_stop(280)
+    stop = st.python.stop
+    assert stop is not None and (stop.func, stop.line) == ("main", line_of(PROG, "op_call")), (st.stop, stop)
     assert not any(f.func.startswith("scale_add") for f in st.frames), [f.func for f in st.frames[:6]]
-    ps = st.python.stack
-    assert ps is not None and ps.ok, ps
-    py = ps.thread(st.stop.thread_id)
-    assert (py.frames[0].function, py.frames[0].line) == ("main", line_of(PROG, "op_call"))
+    assert await ctl.evaluate("x") == "Tensor float32 [4, 8] cpu"
+    await ctl.step_over()
+    st = await ctl.wait_stop(280)
+    assert st.python.stop.line == line_of(PROG, "after_op") and await ctl.evaluate("float(out.sum())") == "96.0"
     await s.break_delete(bp.number)
     await ctl.resume()
     st = await wait_stopped(s, 280)

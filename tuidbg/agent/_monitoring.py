@@ -104,7 +104,8 @@ class MonitoringBackend(object):
         st = self.agent.step
         if st is not None and id(code) in self.step_codes:
             ev |= _STEP_LOCAL
-            if st.after_return and st.frame is not None and st.frame.f_code is code:
+            if st.frame is not None and st.frame.f_code is code and (
+                    st.after_return or st.native_first is not None and not st.native_reported):
                 ev |= E.INSTRUCTION
         return ev
 
@@ -324,6 +325,11 @@ class MonitoringBackend(object):
 
     def _on_instruction(self, code, offset):
         st = self._stepping()
+        if st is not None and st.native_first is not None and not st.native_reported:
+            frame = sys._getframe(1)
+            if frame is st.frame:
+                self.agent.native_next(st, frame, st.native_first)  # (before the line's first instruction)
+            return None
         if st is not None and st.after_return and not st.leaving:
             frame = sys._getframe(1)
             if frame is st.frame:

@@ -179,7 +179,12 @@ _interp_ranges = []  # [interpreter_ranges()], computed once
 
 def native_entry(obj):
     """(address, name) of the C function a callable runs, if it is one outside the interpreter."""
-    addr = c_entry(obj)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return native_at(c_entry(obj), str(name))
+
+
+def native_at(addr, name):
+    """(address, name) of a C function, if it is one outside the interpreter (an extension's)."""
     if not addr:
         return None
     if not _interp_ranges:
@@ -187,5 +192,4 @@ def native_entry(obj):
     for lo, hi in _interp_ranges[0]:
         if lo <= addr < hi:
             return None
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     return addr, str(name)

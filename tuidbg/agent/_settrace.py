@@ -344,7 +344,11 @@ class SettraceBackend(object):
                 agent.on_bp_line(frame, frame.f_lineno)
         elif event == "opcode":
             if st is not None and frame is st.frame and not st.leaving:
-                if st.after_return or agent.want_return_to_python(st):
+                if st.native_first is not None and not st.native_reported:
+                    agent.native_next(st, frame, st.native_first)  # (before the line's first instruction)
+                elif (st.after_return or agent.want_return_to_python(st)) and not st.unwinding:
+                    # (an exception out of the call: at the handler's line, not at its first instruction,
+                    # which 3.11 gives no line of its own)
                     agent.step_stop(frame)
         elif event == "return":
             if st is not None and frame is st.frame and not st.unwinding and suspends(frame) \

@@ -1,7 +1,8 @@
 """``tuidbg.set_trace()`` / ``tuidbg.breakpoint()``: stop in tuidbg from the program's own code.
 
 With tuidbg attached (the agent is running), the call stops the whole process
-at the caller's line, like a breakpoint. Without it, the process goes on: one
+at the next line the caller runs once the call has returned, as pdb does (a
+step over armed at the call, its stop said as the set_trace stop). Without it, the process goes on: one
 line on stderr says so (once per call site), or, with ``TUIDBG_ON_BREAK=wait``,
 the call waits until ``tuidbg attach PID`` has loaded the agent, then stops.
 
@@ -38,7 +39,7 @@ def set_trace(*args, **kwargs):
                                  "TUIDBG_ON_BREAK=wait waits for it)\n" % (where, os.getpid()))
                 sys.stderr.flush()
             return None
-    agent.stop_here(frame)
+    agent.break_after(frame)  # (at the next line the caller runs, as pdb's set_trace)
     return None
 
 

@@ -26,6 +26,7 @@ remake the Agent; what stands alone lives in the modules above.
 
 import _thread
 import gc
+import itertools
 import json
 import os
 import socket
@@ -77,7 +78,7 @@ def _value_text(value, limit):
 
 class Step(object):
     __slots__ = ("mode", "thread", "frame", "token", "after_return", "native_reported", "codes", "unwinding",
-                 "leaving", "entry")
+                 "leaving", "entry", "reason", "native_first")
 
     def __init__(self, mode, thread, frame, token):
         self.mode = mode
@@ -90,6 +91,8 @@ class Step(object):
         self.codes = set()  # code objects the backend instrumented for this step
         self.leaving = mode == P.M_OUT  # step out: no stop in ``frame`` itself, only once it returned
         self.entry = False  # the stop at entry: the first line of the __main__ module
+        self.reason = P.R_STEP  # what its stop says it is (set_trace: the breakpoint() that armed it)
+        self.native_first = None  # "step into native": (addr, name) the line's first operator runs (_operators)
 
 
 class Agent(object):
@@ -602,6 +605,10 @@ class Agent(object):
         step = Step(mode, tid, target, token)
         if op.get("mode") == P.M_NATIVE_ARMED:
             step.native_reported = True
+        elif mode == P.M_NATIVE:
+            from ._operators import line_native_target
+
+            step.native_first = line_native_target(target)  # (a @ b, t[i], t.shape: no call the backends see)
         if reason == P.R_EXCEPTION and k == 0:
             step.unwinding = True  # stopped where it was raised: the frame may be leaving with it
         self.mb.ctl_token.value = token
@@ -640,6 +647,31 @@ class Agent(object):
     def stop_here(self, frame, reason=P.R_SET_TRACE, extra=None):
         return self.stop(reason, frame, extra)
 
+    def break_after(self, frame):
+        """``breakpoint()`` / ``tuidbg.set_trace()`` called from ``frame``: stop at the next line it runs once
+        the call has returned (where pdb stops), as a step over armed here whose stop is the set_trace stop.
+        If another thread's step is in progress (the agent steps one thread at a time), stop here now."""
+        if not self.enabled or self._stub is None:
+            return None
+        cur = self.step
+        if cur is not None and cur.thread != _thread.get_ident():
+            return self.stop_here(frame)
+        if not self._stop_lock.acquire(False):
+            return self.stop_here(frame)  # (another thread is stopping: this one waits its turn, and stops here)
+        try:
+            self.backend.end_step()
+            step = Step(P.M_OVER, _thread.get_ident(), frame, next(_own_tokens))
+            step.reason = P.R_SET_TRACE
+            self.mb.ctl_token.value = step.token
+            self.mb.ctl_flags.value = 0
+            self.step = step
+            self.backend.start_step(step, [frame])
+        except Exception as exc:  # never into the program
+            _internal_error(exc)
+        finally:
+            self._stop_lock.release()
+        return None
+
     # -- stepping (called by the backends on the stepping thread) -------------------------------
 
     def step_alive(self, st):
@@ -658,10 +690,14 @@ class Agent(object):
     def step_stop(self, frame, extra=None):
         """The step is complete at ``frame``."""
         ex = {"step_mode": self.step.mode if self.step else None}
+        if self.step is not None and self.step.mode == P.M_NATIVE and not self.step.native_reported:
+            ex["message"] = "step into native: no call or operator of the line went into an extension module"
         if extra:
             ex.update(extra)
         self.mb.ctl_flags.value = 0
-        return self.stop(P.R_ENTRY if self.step is not None and self.step.entry else P.R_STEP, frame, ex)
+        st = self.step
+        return self.stop(P.R_ENTRY if st is not None and st.entry else st.reason if st is not None else P.R_STEP,
+                         frame, ex)
 
     def step_returned(self, st, frame, unwinding=False):
         """``frame`` (the step's frame) returns or unwinds: go on in the caller.
@@ -699,7 +735,11 @@ class Agent(object):
 
     def native_call(self, st, frame, callee):
         """``step into native``: ``callee`` is about to be called from the step's frame."""
-        entry = native_entry(callee)
+        return self.native_next(st, frame, native_entry(callee))
+
+    def native_next(self, st, frame, entry):
+        """``step into native``: the C function ``entry`` (address, name) is what the step's frame runs next
+        (a call, or an operator's slot: ``Step.native_first``)."""
         if entry is None:
             return None
         addr, name = entry
@@ -707,6 +747,10 @@ class Agent(object):
         return self.stop(P.R_NATIVE_CALL, frame, {"native": {"addr": addr, "name": name}, "step_token": st.token})
 
 # -- helpers --------------------------------------------------------------------------------------
+
+
+# The tokens of steps the agent arms itself (breakpoint()): the high half, never one the front end gives.
+_own_tokens = itertools.count((1 << 63) + 1)
 
 
 _reported = []

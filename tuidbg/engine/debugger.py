@@ -12,6 +12,7 @@ from tuidbg.engine.cuda import CudaExtension
 from tuidbg.engine.cxxthrow import CxxThrows
 from tuidbg.engine.entry import EntryStop
 from tuidbg.engine.extensions import Extension
+from tuidbg.engine.procstacks import ProcessStacks
 from tuidbg.engine.pyagent import PyAgent
 from tuidbg.engine.pystack import PystackExtension
 from tuidbg.engine.pytasks import TasksExtension
@@ -25,8 +26,9 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     asyncio tasks running then, in a program with asyncio), and
     tuidbg's Python agent (breakpoints, stepping) when the configuration asks for it, with the stops at
     PyTorch's C++ throws that go with its exception stops, and the
-    remembered breakpoints when there is a file for them; the program's children when it keeps them; the stop at
-    the program's entry."""
+    remembered breakpoints when there is a file for them; the program's children when it keeps them, and in
+    a session of several processes the Python stacks of those that stop with another; the stop at the
+    program's entry."""
     exts: list[Extension] = [CudaExtension(config), PystackExtension(), TasksExtension()]
     if config.agent:
         agent = PyAgent(config)
@@ -37,7 +39,7 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and (config.more_pids or config.children != "none")):
         # (after the agent: its stop hook sees the agent's mark on a stop that ends an agent request's short
         # run, which the request goes on from itself)
-        exts.append(ChildProcesses(config))
+        exts += [ChildProcesses(config), ProcessStacks(config)]
     if config.remember:
         exts.append(RememberExtension(config))  # (it puts Python breakpoints into the agent)
     if config.mode == "run":

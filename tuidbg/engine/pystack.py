@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
 from tuidbg.engine.extensions import Extension
-from tuidbg.engine.python.model import PyLocal, PyStack, stack_from_dict
+from tuidbg.engine.python.model import PyLocal, PyStack, stack_from_dict, with_thread_ids
 from tuidbg.engine.state import ProcessState
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ JSON_MARK = "@@tuidbg-json "
 JSONZ_MARK = "@@tuidbg-jsonz "
 STAGE_MAX_FRAMES = 10000  # Python frames per thread read after each stop
 STAGE_NATIVE_DEPTH = 2000  # native frames examined to place them
+PROC_BACKEND = "proc"  # a PyStack read without gdb, from /proc/PID/mem (tuidbg.engine.procstacks)
 
 
 class NoPython(EngineError):
@@ -210,11 +211,16 @@ class PystackExtension(Extension):
             return
         key = self._key(session)
         if self._no_python_key == key:
+            if not st.python.stack_read:
+                session.set_state(st.with_python(stack_read=True))
             return
         sel = st.selected_thread or st.current_thread
         device = st.device_focus is not None
         native: Any = "none" if device or not sel else {sel}
         prev = st.python.stack
+        if prev is not None and prev.backend == PROC_BACKEND:
+            # read at the stop without gdb (tuidbg.engine.procstacks): its threads by gdb's ids, now known
+            prev = with_thread_ids(prev, st.threads)
         try:
             if prev is not None and prev.generation == generation and prev.ok and sel and not device:
                 # a thread was selected in this stop: only its native placement is new
@@ -237,6 +243,7 @@ class PystackExtension(Extension):
             return
         if ps is None:
             self._no_python_key = key
+            session.set_state(cur.with_python(stack=None, stack_read=True))
             return
         self._no_python_key = None
-        session.set_state(cur.with_python(stack=replace(ps, generation=generation)))
+        session.set_state(cur.with_python(stack=replace(ps, generation=generation), stack_read=True))

@@ -173,12 +173,14 @@ def _sp_getter(target: MITarget, tid: str, level: int):
     return lambda: target._sp(tid, level)
 
 
-# One located interpreter per session, kept while the set of loaded libraries stays the same.
+# One located interpreter per session, kept while the process and its loaded libraries stay the same
+# (a session of several processes reads the selected one's: a runtime found in one never reads another).
 _INTERPRETERS: "weakref.WeakKeyDictionary[Any, tuple[Any, W.Interpreter]]" = weakref.WeakKeyDictionary()
 
 
 def _libraries_key(session) -> tuple:
-    return (session.config.program, tuple(sorted(lib.id for lib in session.state.libraries)))
+    st = session.state
+    return (session.config.program, st.selected_inferior, st.pid, tuple(sorted(lib.id for lib in st.libraries)))
 
 
 async def walk(session, *, thread: str | None = None, max_frames: int | None = None, native: Any = "all",

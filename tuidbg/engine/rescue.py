@@ -71,6 +71,16 @@ def proc_info(pid: int) -> ProcInfo | None:
         return None
 
 
+def exit_status(pid: int) -> int | None:
+    """The wait status of a process that has ended and is not reaped yet (a zombie: /proc's ``exit_code``,
+    Linux 3.5+), or None."""
+    rest = _stat_fields(f"/proc/{pid}/stat")
+    try:
+        return int(rest[49]) if rest and rest[0] in ("Z", "X") else None
+    except (IndexError, ValueError):
+        return None
+
+
 def has_ended(pid: int) -> bool:
     """The process is gone, or every thread of it has exited (a zombie whose tracer has not reaped it; a
     leader that is a zombie while its other threads run has not ended)."""

@@ -25,6 +25,7 @@ from tuidbg.engine.client import MIClient, Result
 from tuidbg.engine.commands.base import CMD_TIMEOUT, START_TIMEOUT, RefreshStage
 from tuidbg.engine.commands.breakpoints import BreakpointCommands
 from tuidbg.engine.commands.data import DataCommands
+from tuidbg.engine.commands.finish import FinishCommands
 from tuidbg.engine.commands.run import RunControl
 from tuidbg.engine.commands.stack import StackCommands
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, Timeout, attach_failure
@@ -42,7 +43,7 @@ POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before i
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
 
 
-class DebugSession(Listeners, RunControl, StackCommands, BreakpointCommands, DataCommands):
+class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, BreakpointCommands, DataCommands):
     """One gdb and the program it debugs: gdb's life (start-up, records, health, close) here, the MI
     command families in ``tuidbg.engine.commands``."""
 

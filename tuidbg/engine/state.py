@@ -61,6 +61,7 @@ class PythonView:
     """The Python side of one process at its current stop (empty while it runs or has no Python)."""
 
     stack: PyStack | None = None  # every thread's Python frames, read from memory after the stop
+    stack_read: bool = False  # the read of ``stack`` at this stop is over (``stack`` None: no Python)
     agent: AgentInfo | None = None  # tuidbg's agent in this process (None: not asked for)
     stop: AgentStop | None = None  # the Python side of a stop the agent made
     # Which stop the user sees: an agent request (an evaluation, a frame's locals) makes short stops
@@ -418,6 +419,10 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
                 others = [x.id for x in state.live_inferiors() if x.id != iid]
                 if iid == state.selected_inferior and others:
                     state = replace(state, selected_inferior=others[0])  # the user goes on with a live one
+                elif not others:
+                    # the last one: what is shown is the program's end (a helper it left, such as a resource
+                    # tracker, may end after it)
+                    state = replace(state, selected_inferior=state.inferiors[0].id)
                 return _on(
                     replace(state, activity=""), iid,
                     generation=gen,
@@ -463,6 +468,8 @@ def reduce(state: DebuggerState, rec: MIRecord) -> DebuggerState:
         return _on(state, iid, pid=to_int(p.get("pid")), exit_code=None, exit_description=None)
     if c == "thread-group-exited":
         state = replace(state, exited_last=iid)
+        if state.selected_inferior == iid and not any(x.id != iid for x in state.live_inferiors()):
+            state = replace(state, selected_inferior=state.inferiors[0].id)  # (the last one: the program's end shown)
         if inf.process in (ProcessState.RUNNING, ProcessState.STOPPED):
             code = exit_code(p.get("exit-code"))
             if inf.exit_description:

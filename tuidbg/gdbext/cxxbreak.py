@@ -188,6 +188,30 @@ def _add(numbers, paths):
                     _child_of[child.number] = number
 
 
+def _quiet_trampolines(numbers):
+    """Of the user's breakpoints ``numbers`` that tuidbg found the function of (a child added by its
+    mangled name), gdb's own locations on a PLT stub go off: not finding the function under its
+    demangled name in the library that has it (read without demangling), gdb took the stub a library
+    that calls it has, and each call stopped twice, at the stub, then at the function."""
+    for number in numbers:
+        entry = _parents.get(number)
+        bp = _breakpoint(number) if entry and entry[1] else None
+        for loc in (getattr(bp, "locations", None) or ()) if bp is not None else ():
+            try:
+                if loc.enabled and _is_trampoline(loc.address):
+                    loc.enabled = False
+            except (gdb.error, RuntimeError, AttributeError):
+                pass
+
+
+def _is_trampoline(addr):
+    try:
+        text = gdb.execute("info symbol %#x" % addr, to_string=True)
+    except gdb.error:
+        return False
+    return "@plt" in text or " section .plt" in text
+
+
 def _make(parent, mangled):
     _state["adding"] = True
     try:
@@ -265,6 +289,7 @@ def _on_new_objfile(event):
                 _add(list(_parents), [path])
         else:
             _plain.discard(path)
+        _quiet_trampolines(list(_parents))
         _choose_style(_next_unread(path))
     except Exception as exc:  # (never let a library's load fail because of this)
         gdb.write("tuidbg: C++ names in %s: %s\n" % (path, exc), gdb.STDERR)
@@ -287,6 +312,7 @@ def _on_created(bp):
 def _add_now(number, location):
     try:
         _add([number], _libraries())
+        _quiet_trampolines([number])
     except Exception as exc:
         gdb.write("tuidbg: C++ breakpoint %s: %s\n" % (location, exc), gdb.STDERR)
 
@@ -299,6 +325,7 @@ def _on_modified(bp):
         child = _breakpoint(number)
         if child is not None:
             _copy(bp, child)
+    _quiet_trampolines([bp.number])  # (gdb may have found another location for it)
 
 
 def _on_deleted(bp):

@@ -41,7 +41,12 @@ from .gdb_target import GdbTarget, KeepSelection
 JSON_MARK = "@@tuidbg-json "
 JSONZ_MARK = "@@tuidbg-jsonz "
 
-_state = {"interp": None, "cache": StopCache(), "connected": False}
+# Per process (gdb's inferior: its number and PID), since one gdb may hold several (a program's
+# children, the ranks of a job): the located runtime, kept until an object file comes or goes, and
+# what one stop's walk read (code objects, strings, line tables), until the program runs on. A
+# runtime found in one process is never used to read another: a forked child has it at the same
+# addresses, a spawned one elsewhere, and either has threads of its own.
+_state = {"interp": {}, "cache": {}, "connected": False}
 
 
 def _invalidate_stop(*_args):
@@ -49,8 +54,25 @@ def _invalidate_stop(*_args):
 
 
 def _invalidate_all(*_args):
-    _state["interp"] = None
+    _state["interp"].clear()
     _state["cache"].clear()
+
+
+def _process_key():
+    """The selected inferior as (number, PID): a number gdb reuses for the next process run in it."""
+    try:
+        inf = gdb.selected_inferior()
+        return (inf.num, inf.pid)
+    except (gdb.error, RuntimeError, AttributeError):
+        return (0, 0)
+
+
+def _stop_cache():
+    key = _process_key()
+    cache = _state["cache"].get(key)
+    if cache is None:
+        cache = _state["cache"][key] = StopCache()
+    return cache
 
 
 def _connect_events():
@@ -80,10 +102,11 @@ def _interpreter(runtime_from):
     """The located runtime and its offsets; kept until an object file comes or goes."""
     if runtime_from != "auto":
         return Interpreter(GdbTarget(), runtime_from)
-    ip = _state["interp"]
+    key = _process_key()
+    ip = _state["interp"].get(key)
     if ip is None:
         ip = Interpreter(GdbTarget())
-        _state["interp"] = ip
+        _state["interp"][key] = ip
     return ip
 
 
@@ -145,7 +168,7 @@ def pystack(argv):
             w, recs = walk(
                 ip.target,
                 ip,
-                _state["cache"],
+                _stop_cache(),
                 thread=opts.get("tid"),
                 max_frames=opts.get("max") or DEFAULT_MAX_FRAMES,
                 native=native,
@@ -186,7 +209,7 @@ def pylocals(argv):
 
 def _pylocals(opts):
     ip = _interpreter("auto")
-    return locals_result(ip, _state["cache"], opts["tid"], opts["index"],
+    return locals_result(ip, _stop_cache(), opts["tid"], opts["index"],
                            max_items=opts.get("max-items") or 10, max_str=opts.get("max-str") or 200)
 
 

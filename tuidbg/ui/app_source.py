@@ -443,9 +443,20 @@ class SourcePart:
             pass
 
     def action_help(self) -> None:
+        """The keys in force, and which signals stop the program (gdb's handling, asked now)."""
         from tuidbg.ui import keyhelp
+        from tuidbg.ui.screens.modals import HELP_SIGNALS, signals_text
 
-        keyhelp.show(self, self.keymap_info.name, self._keymap)
+        screen = keyhelp.show(self, self.keymap_info.name, self._keymap)
+
+        async def signals() -> None:
+            if self.session.client is None or not self.session.client.alive:
+                return
+            handling = await self.session.signal_handling(HELP_SIGNALS)
+            if screen.is_attached:
+                screen.show_signals(signals_text(handling))
+
+        self._run(signals, "signals", group="help")
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=os.getcwd())

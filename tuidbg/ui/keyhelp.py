@@ -33,7 +33,10 @@ def keys_shown(app: Any, keys: str) -> str:
     return ", ".join(app.get_key_display(Binding(k.strip(), "")) for k in keys.split(",") if k.strip())
 
 
-def show(app: Any, keymap_name: str, keymap: Mapping[str, str]) -> None:
+def show(app: Any, keymap_name: str, keymap: Mapping[str, str]) -> Any:
+    """Push the help dialog; returns it (``HelpScreen``)."""
     from tuidbg.ui.screens.modals import HelpScreen
 
-    app.push_screen(HelpScreen(rows(app, keymap), keymap_name))
+    screen = HelpScreen(rows(app, keymap), keymap_name)
+    app.push_screen(screen)
+    return screen

@@ -1,5 +1,7 @@
-"""A torch DataLoader with two worker processes (forked): each item is made in a worker's __getitem__."""
+"""A torch DataLoader with worker processes (forked; argv[1] of them, 2 by default): each of its four
+items is made in a worker's __getitem__."""
 import os
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -15,6 +17,7 @@ class Squares(Dataset):
 
 
 if __name__ == "__main__":
-    loader = DataLoader(Squares(), batch_size=1, num_workers=2, multiprocessing_context="fork")
+    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    loader = DataLoader(Squares(), batch_size=1, num_workers=workers, multiprocessing_context="fork")
     got = sorted(int(b.item()) for b in loader)
     print("loaded", got, "in", os.getpid(), flush=True)

@@ -1,4 +1,4 @@
-"""Run control: run, continue, step, finish, until, interrupt, kill, detach (``-exec-*``)."""
+"""Run control: run, continue, step, until, interrupt, kill, detach (``-exec-*``; finish: ``finish``)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,26 @@ class RunControl(CommandBase):
             raise EngineError("a core file cannot run")
         if self.tty is not None:
             self.tty.drain()
+        if len(self._state.inferiors) > 1:
+            await self._end_the_run()
         for ext in self.extensions:  # e.g. drop breakpoints on addresses of the previous process
             await ext.before_run(self)
         await self.cmd("-exec-run", timeout=START_TIMEOUT)
+
+    async def _end_the_run(self) -> None:
+        """Before the program runs again in a session of several processes: every process of the run ends
+        (gdb's -exec-run would run again only the process gdb has selected: a child, started anew as a bare
+        interpreter, the program and the other children left as they were), and gdb keeps only the
+        program's inferior, where the new run starts (the children of the new run get new ones)."""
+        await self.kill()
+        first = self._state.inferiors[0].id
+        await self.cmd(f"-interpreter-exec console {mi.quote('inferior ' + first.lstrip('i'))}")
+        others = [inf.id.lstrip("i") for inf in self._state.inferiors if inf.id != first]
+        if others:
+            await self.cmd(f"-interpreter-exec console {mi.quote('remove-inferiors ' + ' '.join(others))}")
+        st = self._state
+        self.set_state(replace(st, inferiors=(st.inferiors[0],), selected_inferior=first, stopped_inferior=first,
+                               exited_last=None))
 
     async def cont(self) -> None:
         self._require_stopped("continue")
@@ -85,14 +102,20 @@ class RunControl(CommandBase):
             pid = inf.os_pid or inf.pid
             if not pid or not rescue.has_ended(pid) or not self._state.is_stopped:
                 continue
+            status = rescue.exit_status(pid)  # (what it ended with, while it is a zombie)
             # (gdb 13's "detach" of such a process fails an assertion; its "kill" reaps what is left of it)
             await self.cmd(f"-interpreter-exec console {mi.quote('kill inferiors ' + inf.id.lstrip('i'))}",
                            check=False)
+            code, said = _wait_status(status)
             st = self._state.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
-                                           exit_description=inf.exit_description or "ended (gdb missed its exit)")
+                                           exit_code=inf.exit_code if code is None else code,
+                                           exit_description=inf.exit_description or said or "ended (gdb missed its exit)")
             if st.inferior.process not in (ProcessState.RUNNING, ProcessState.STOPPED):
                 live = st.live_inferiors()
+                transient = st.python.transient  # (a stop the session goes on from stays unseen)
                 st = replace(st, selected_inferior=(live[0] if live else st.inferiors[0]).id)
+                if transient:
+                    st = st.with_python(transient=True)
             self.set_state(st)
 
     async def _select_live_thread(self) -> None:
@@ -122,16 +145,6 @@ class RunControl(CommandBase):
         what, command = _STEPS[op]
         self._require_stopped(what)
         return f"{command} {self._thread_opt()}".rstrip()
-
-    async def finish(self) -> None:
-        self._require_stopped("finish")
-        st = self._state
-        try:
-            await self.cmd(f"-exec-finish {self._thread_opt(frame=st.selected_frame)}".rstrip())
-        except MIError as exc:
-            if "outermost" in exc.message:
-                raise EngineError('"finish" is not meaningful in the outermost frame') from exc
-            raise
 
     async def until(self, location: str | None = None) -> None:
         if not location:
@@ -170,6 +183,18 @@ class RunControl(CommandBase):
                             "which fails when the process leads none (see gdbserver's terminal); a breakpoint still "
                             "stops it, and quitting detaches it running") from None
         self._sigint_program()
+
+    async def signal_handling(self, names: tuple[str, ...]) -> dict[str, tuple[bool, bool, bool]]:
+        """(stop, print, pass) of each signal as gdb handles it now (gdb's "info signals"; the help
+        screen shows which ones stop)."""
+        out: dict[str, tuple[bool, bool, bool]] = {}
+        for name in names:
+            res = await self.cmd(f"-interpreter-exec console {mi.quote('info signals ' + name)}", check=False)
+            for line in res.console_text().splitlines():
+                parts = line.split()
+                if len(parts) >= 4 and parts[0] == name:
+                    out[name] = tuple(p == "Yes" for p in parts[1:4])  # type: ignore[assignment]
+        return out
 
     async def _wait_not_running(self) -> None:
         while self._state.process is ProcessState.RUNNING:
@@ -267,3 +292,20 @@ class RunControl(CommandBase):
         for inf in live:
             st = st.with_inferior(inf.id, process=ProcessState.DETACHED, threads=(), frames=(), locals=(), pid=None)
         self.set_state(st)
+
+
+def _wait_status(status: int | None) -> tuple[int | None, str | None]:
+    """(exit code, words as gdb says them) of a wait status; (None, None) when unknown."""
+    if status is None:
+        return None, None
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+        return code, "exited normally (code 0)" if code == 0 else f"exited with code {code}"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return None, f"killed by {name}"
+    return None, None

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from tuidbg.engine import mi
+from tuidbg.engine import mi, rescue
 from tuidbg.engine.commands.base import CommandBase
 from tuidbg.engine.commands.data import is_char_array
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
@@ -93,7 +93,11 @@ class StackCommands(CommandBase):
             return
         except (MIError, Timeout) as exc:
             log.info("refresh failed: %s", exc)
-            self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
+            if not self._state.python.transient and not self._selected_ended():
+                # (a stop the user does not see, such as a child's exit the session goes on from, or a process
+                # that was ending as gdb stopped it, killed by a signal it passed on, fails to be read: gdb still
+                # lists it, without registers; the session marks it ended before going on)
+                self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: could not refresh after the stop: {exc}\n"))
             # (the extensions' stages still run: the agent's stop is read from its mailbox, not the threads)
         try:
             for stage in list(self.refresh_stages):
@@ -105,6 +109,11 @@ class StackCommands(CommandBase):
                     log.info("refresh stage failed: %s", exc)
         except (asyncio.CancelledError, GdbExited):
             pass
+
+    def _selected_ended(self) -> bool:
+        inf = self._state.inferior
+        pid = inf.os_pid or inf.pid
+        return bool(pid) and not self.config.remote and rescue.has_ended(pid)
 
     async def load_locals(self) -> None:
         """The selected frame's native locals, when the refresh left them out (once per stop and frame)."""

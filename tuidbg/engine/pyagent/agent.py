@@ -305,8 +305,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
 
         If a Python step was going on when the native stop came (a native breakpoint hit while stepping
         Python, or "step into native"), the agent stops at the Python line the call was made from. Otherwise
-        gdb finishes the native frames up to the interpreter's frame; the Python frame is then the one the
-        stack walker shows.
+        a step is armed from here in the innermost Python frame that stops as soon as control is back in it
+        (the same stop: that line, with its frame's locals and evaluation). Without the agent's arming (no
+        agent, no Python stack read), gdb finishes the native frames up to the interpreter's frame.
         """
         s = self._session()
         st = s.state
@@ -323,6 +324,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             self._step_token = token
             await self._write_ctl(token, P.CTL_RETURN_TO_PYTHON)
             await s.cmd("-exec-continue")
+            return
+        if self.info.connected and self.info.arm_addr and st.python.stack is not None and st.python.stack.ok:
+            await self._step_from_native(P.M_OVER, 0, st.selected_thread, return_to_python=True)
             return
         await self._finish_to_interpreter()
 

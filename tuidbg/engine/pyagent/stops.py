@@ -4,10 +4,11 @@ native frame (step into native, back to the interpreter)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, AsyncIterator, Mapping
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import mi
@@ -240,12 +241,14 @@ class StopHandling(AgentBase):
         self._interrupted_token = 0
         await s.cmd("-exec-continue")
 
-    async def _step_from_native(self, mode: str, frame: int, thread: str | None) -> None:
+    async def _step_from_native(self, mode: str, frame: int, thread: str | None, return_to_python: bool = False) -> None:
         """A Python step from a native stop (SIGTRAP, a native breakpoint, an interrupt): the thread
         runs back to the eval loop of the Python frame (gdb's finish), then gdb calls the agent's arm
         function in it (only that thread running; every thread in a free-threaded build, where arming
         stops the world), which arms the step there; then the program goes on.
-        ``frame`` counts the thread's Python frames from the innermost, the agent's left out."""
+        ``frame`` counts the thread's Python frames from the innermost, the agent's left out;
+        ``return_to_python``: the step stops as soon as control is back in that frame (the line that
+        made the native call), not at its next line."""
         s = self._session()
         if mode not in P.ARM_MODES:
             raise EngineError(f"cannot start a Python {mode} step from a native stop")
@@ -295,16 +298,17 @@ class StopHandling(AgentBase):
             # bytecode the call runs, and waits for that thread to take it; free-threaded, arming instruments
             # code, which stops the world, which waits for every thread. (The agent holds its stop lock
             # meanwhile: no other thread's Python stop reaches gdb during the call.)
-            await s.cmd("-gdb-set scheduler-locking off")
             await s.cmd("-gdb-set unwindonsignal on", check=False)
             try:
-                async with self._only_this_process():
-                    r = await s.cmd(
-                        f"-data-evaluate-expression --thread {tid} --frame 0 "
-                        + mi.quote(f"((int(*)(int,int,unsigned long))({self.info.arm_addr:#x}))"
-                                   f"({P.ARM_MODES.index(mode)},{frame},{token})"),
-                        timeout=REQUEST_TIMEOUT,
-                    )
+                async with self._python_error_kept(tid, old):
+                    await s.cmd("-gdb-set scheduler-locking off")
+                    async with self._only_this_process():
+                        r = await s.cmd(
+                            f"-data-evaluate-expression --thread {tid} --frame 0 "
+                            + mi.quote(f"((int(*)(int,int,unsigned long))({self.info.arm_addr:#x}))"
+                                       f"({P.ARM_MODES.index(mode)},{frame},{token})"),
+                            timeout=REQUEST_TIMEOUT,
+                        )
             finally:
                 await s.cmd("-gdb-set unwindonsignal off", check=False)
                 await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
@@ -315,11 +319,60 @@ class StopHandling(AgentBase):
                 raise EngineError("the Python agent could not arm the step in this thread")
         finally:
             self._transient_native -= 1
+        if return_to_python:
+            await self._write_ctl(token, P.CTL_RETURN_TO_PYTHON)
         # (no longer transient: the step's own stop may come before -exec-continue's answer)
         self._step_token = token
         self._step_native_id = st.thread(tid).lwp if st.thread(tid) else None
         self._interrupted_token = 0
         await s.cmd("-exec-continue")
+
+    @contextlib.asynccontextmanager
+    async def _python_error_kept(self, tid: str, locking: str) -> AsyncIterator[None]:
+        """The thread's Python error indicator put aside around the block (the arm call runs Python code,
+        which must not find one set, and would clear it): a native call that failed has just returned NULL
+        into the eval loop with its exception set (a C++ exception the binding turned into one). Calls in
+        this thread alone, which holds the GIL there."""
+        s = self._session()
+        where = f"-data-evaluate-expression --thread {tid} --frame 0 "
+
+        async def call(expr: str) -> int | None:
+            res = await s.cmd(where + mi.quote(expr), check=False)
+            return mi.to_int(res.get("value")) if res.cls == "done" else None
+
+        await s.cmd("-gdb-set scheduler-locking on", check=False)
+        try:
+            pending = await call("(unsigned long)((void*(*)(void))PyErr_Occurred)()")
+        finally:
+            await s.cmd(f"-gdb-set scheduler-locking {locking}", check=False)
+        if not pending:
+            yield
+            return
+        new_api = tuple(int(x) for x in (self.info.python or "0.0").split(".")[:2]) >= (3, 12)
+        await s.cmd("-gdb-set scheduler-locking on", check=False)
+        try:
+            if new_api:
+                kept = await call("(unsigned long)((void*(*)(void))PyErr_GetRaisedException)()")
+            else:
+                kept = await call("(unsigned long)((void*(*)(unsigned long))malloc)(24)")
+                if kept:
+                    await call(f"((void(*)(void*,void*,void*))PyErr_Fetch)((void*){kept},(void*){kept + 8},(void*){kept + 16})")
+        finally:
+            await s.cmd(f"-gdb-set scheduler-locking {locking}", check=False)
+        try:
+            yield
+        finally:
+            if kept:
+                await s.cmd("-gdb-set scheduler-locking on", check=False)
+                try:
+                    if new_api:
+                        await call(f"((void(*)(void*))PyErr_SetRaisedException)((void*){kept})")
+                    else:
+                        await call(f"((void(*)(void*,void*,void*))PyErr_Restore)(*(void**){kept},*(void**){kept + 8},"
+                                   f"*(void**){kept + 16})")
+                        await call(f"((void(*)(void*))free)((void*){kept})")
+                finally:
+                    await s.cmd(f"-gdb-set scheduler-locking {locking}", check=False)
 
     async def _finish_to_interpreter(self) -> None:
         """gdb's finish, repeated up to the first frame that belongs to the interpreter."""

@@ -286,7 +286,9 @@ DEFAULT_FOLD_RULES: tuple[FoldRule, ...] = (
             r"^void c10::",
         ),
     ),
-    FoldRule("pybind11", "pybind11 glue", native=(r"^pybind11::", r"^void pybind11::")),
+    FoldRule("torch-binding", "PyTorch's Python binding", native=(r"TypeError_to_NotImplemented_<",)),
+    FoldRule("pybind11", "pybind11 glue", native=(r"^pybind11::", r"^void pybind11::",
+                                                   r"(?:^|\s)std::(?:__)?invoke(?:_impl|_r)?<")),
     FoldRule(
         "pytest",
         "pytest / pluggy",
@@ -346,7 +348,19 @@ def merged_stack(state: DebuggerState, tid: str | None = None, *, folded: bool =
     ps = state.python.stack
     py = ps.thread(tid) if ps is not None and ps.ok else None
     frames = state.frames if state.frames_thread == tid else ()
-    rows = merge(frames, py, ps, show_internal=show_internal)
+    gone: list[StackRow] = []
+    stop = state.python.stop
+    if py is not None and stop is not None and stop.reason in EXCEPTION_STOPS and stop.thread_id == tid:
+        # an uncaught exception or a failed test: the frames it left have returned, and are on top (the
+        # traceback's innermost first), the frames still running below them
+        tb = traceback_thread(stop, py)
+        if tb is not None:
+            n = next((k for k, f in enumerate(tb.frames) if f.native_level is not None), len(tb.frames))
+            if n:
+                gone = [StackRow("note", label=f"{n} frame{'s' if n != 1 else ''} the exception left (returned)")]
+                gone += [_row("python", python=f) for f in tb.frames[:n]]
+                py = replace(tb, frames=tb.frames[n:])
+    rows = gone + merge(frames, py, ps, show_internal=show_internal)
     return fold(rows, rules) if folded else rows
 
 

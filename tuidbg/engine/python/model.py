@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from tuidbg.agent import protocol as P
@@ -160,6 +160,18 @@ def stack_from_dict(res: dict, backend: str = "", generation: int = 0) -> PyStac
         runtime=int(res.get("runtime") or 0), objfile=res.get("objfile"),
         interp_text=tuple((int(a), int(b)) for a, b in res.get("text") or ()), backend=backend, generation=generation,
     )
+
+
+def with_thread_ids(stack: PyStack, threads: Iterable[Any]) -> PyStack:
+    """``stack`` with gdb's thread id on each of its threads that has none, found by LWP among
+    ``threads`` (gdb's, anything with ``id`` and ``lwp``); the same object when none is found (a stack
+    read without gdb, ``tuidbg.engine.procstacks``, names its threads by LWP only)."""
+    by_lwp = {t.lwp: t.id for t in threads if t.lwp}
+    if not by_lwp or all(t.tid is not None or t.lwp not in by_lwp for t in stack.threads):
+        return stack
+    named = tuple(t if t.tid is not None or t.lwp not in by_lwp else replace(t, tid=by_lwp[t.lwp])
+                  for t in stack.threads)
+    return replace(stack, threads=named)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ These are the rules the panes render (the app keeps only the user's choices betw
   at its stop, folded into one row.
 - :func:`eval_frame_notes` and :func:`thread_python`: the labels of eval-loop frames and threads.
 - :func:`returns_into_python`: whether finishing the selected native frame lands in Python.
+- :func:`process_line` and :func:`stacks_read`: where each process of a session is in Python at an
+  all-stop stop (the Processes pane, views across processes), from each one's stacks of the stop.
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from tuidbg.agent import protocol as P
 from tuidbg.agent.protocol import AGENT_THREAD_NAME
-from tuidbg.engine.python.merge import StackRow, merged_stack, traceback_thread
-from tuidbg.engine.python.model import EXCEPTION_STOPS, AgentStop, PyFrame, PyThread, is_agent_file, user_frames
+from tuidbg.engine.python.merge import DEFAULT_FOLD_RULES, StackRow, merged_stack, traceback_thread
+from tuidbg.engine.python.model import (
+    EXCEPTION_STOPS, AgentStop, PyFrame, PyFrameInfo, PyThread, is_agent_file, user_frames,
+)
 from tuidbg.engine.python.tasks import TaskView
-from tuidbg.engine.state import DebuggerState, Frame
+from tuidbg.engine.state import DebuggerState, Frame, Inferior, ProcessState
 
 
 def stop_generation(state: DebuggerState) -> int:
@@ -131,6 +136,20 @@ def user_python_frame(pt: PyThread) -> PyFrame | None:
     return next(iter(user_frames(pt.frames)), None)
 
 
+def failed_test_frame(state: DebuggerState, pt: PyThread) -> PyFrame | None:
+    """At the stop of a failed pytest test (``--break-on-failure``), the test function's frame (the
+    innermost one that runs it), which the stop is about: not the assertion helper that raised
+    (``assert_close``), nor pytest's own frames. None at other stops, or when no frame runs the test."""
+    stop = exception_stop(state)
+    if stop is None or stop.reason != P.R_FAILURE or not stop.test:
+        return None
+    path, _, rest = stop.test.partition("::")
+    name = rest.rsplit("::", 1)[-1].split("[", 1)[0]
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return next((f for f in pt.frames if name and f.function == name
+                 and (f.file.replace("\\", "/").endswith("/" + path) or f.file.rsplit("/", 1)[-1] == base)), None)
+
+
 # Stops that catch a program wherever it is: the attach (its *stopped record gives no reason) and
 # an interrupt. In a thread running Python, the user's Python line is what they came to see (the
 # libc call under it is a sleep or a lock; its locals, with their types, also cost gdb libc's
@@ -181,7 +200,7 @@ def next_selection(state: DebuggerState, prev: PySelection) -> PySelection:
     gen = stop_generation(state)
     if gen not in sel.auto_done and auto_python_stop(state):
         sel = replace(sel, auto_done=sel.auto_done | {gen})
-        f = user_python_frame(pt)
+        f = failed_test_frame(state, pt) or user_python_frame(pt)
         if f is not None:
             native = f.native_level if f.native_level is not None and f.native_level != state.selected_frame else None
             return replace(sel, index=f.index, select_native=native)
@@ -271,9 +290,7 @@ def thread_python(state: DebuggerState, names: dict[int, str]) -> dict[str, str]
         if pt.lwp and names.get(pt.lwp) == AGENT_THREAD_NAME:
             where[pt.tid] = "(tuidbg's agent)"
             continue
-        # below the agent's frames (a callback of the agent on top of this thread's code)
-        inner = max((g.index for g in pt.frames if is_agent_file(g.file)), default=-1)
-        f = next((g for g in pt.frames if g.index > inner), None)
+        f = _below_agent(pt)  # (a callback of the agent on top of this thread's code)
         if f is not None:
             where[pt.tid] = f"{f.name}:{f.line} {f.file.rsplit('/', 1)[-1]}"
     return where
@@ -292,19 +309,79 @@ def is_call_glue(frame: Frame) -> bool:
     )
 
 
+# The fold rules (``python.merge``) whose frames are glue between Python and the C++ it calls: finishing
+# through them is finishing back into Python.
+GLUE_RULES = ("cpython", "pybind11", "torch-dispatch", "torch-binding")
+
+
 def returns_into_python(state: DebuggerState) -> bool:
-    """Whether the selected native frame was called from Python (through interpreter or ffi glue
-    only): then finish means "back to the Python line that called it"."""
+    """Whether the selected native frame was called from Python through glue only (the interpreter,
+    ffi, pybind11, the PyTorch dispatcher): then finish means "back to the Python line that called it"
+    (a custom op's function, a C extension's)."""
     seen = False
-    for r in merged_stack(state, folded=False):
-        if r.kind == "native" and r.native is not None and r.native.level == state.selected_frame:
-            seen = True
-            continue
+    for r in merged_stack(state, folded=True):
         if not seen:
+            seen = any(f.level == state.selected_frame for f in r.frames())
             continue
         if r.kind == "python":
             return True
-        if r.kind == "native" and r.native is not None and (r.internal or is_call_glue(r.native)):
+        if r.kind == "fold" and r.rule in GLUE_RULES:
             continue
+        if r.kind == "native" and r.native is not None and (
+                r.internal or is_call_glue(r.native) or any(g.matches(r) for g in _GLUE)):
+            continue  # (glue, one frame of it: a run too short to fold)
         return False
     return False
+
+
+_GLUE = tuple(rule for rule in DEFAULT_FOLD_RULES if rule.id in GLUE_RULES)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every process at an all-stop stop
+
+
+@dataclass(frozen=True)
+class ProcessLine:
+    """Where a process is in Python: its thread (gdb's id, when known; its LWP) and the frame, the
+    innermost of the user's (below the agent's own frames on top of that thread)."""
+
+    tid: str | None
+    lwp: int | None
+    frame: PyFrame | PyFrameInfo
+
+
+def _below_agent(pt: PyThread) -> PyFrame | None:
+    """A thread's innermost Python frame below the agent's own."""
+    inner = max((g.index for g in pt.frames if is_agent_file(g.file)), default=-1)
+    return next((g for g in pt.frames if g.index > inner), None)
+
+
+def process_line(inf: Inferior) -> ProcessLine | None:
+    """Where a stopped process is in Python: at the agent's stop, its line; otherwise from the stacks read
+    at this stop, the thread gdb stopped in if it runs Python, else the main thread, else the first thread
+    that runs Python (the agent's own thread left out). None: running, no Python, or not read yet."""
+    if inf.process is not ProcessState.STOPPED:
+        return None
+    stop = inf.python.stop
+    if stop is not None and stop.frame is not None:
+        return ProcessLine(stop.thread_id, stop.native_id, stop.frame)
+    ps = inf.python.stack
+    if ps is None or not ps.ok:
+        return None
+    agent = inf.python.agent
+    own = agent.control_native_id if agent is not None else None
+    found = [(pt, f) for pt in ps.threads if not (own and pt.lwp == own) for f in (_below_agent(pt),) if f is not None]
+    if not found:
+        return None
+    stopped = inf.stop.thread_id if inf.stop is not None else None
+    pid = inf.pid or inf.os_pid
+    pt, f = next((x for x in found if stopped and x[0].tid == stopped), None) or next(
+        (x for x in found if pid and x[0].lwp == pid), None) or found[0]
+    return ProcessLine(pt.tid, pt.lwp, f)
+
+
+def stacks_read(state: DebuggerState) -> bool:
+    """Whether the Python stacks of this stop are in for every stopped process (``python.stack_read``)."""
+    return all(inf.python.stack_read for inf in state.inferiors
+               if inf.process is ProcessState.STOPPED and (inf.pid or inf.os_pid))

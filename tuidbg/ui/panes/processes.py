@@ -1,7 +1,8 @@
 """The Processes pane: every process under the debugger (``tuidbg run --children``), as a tree.
 
 Each row: the process's place in the tree (the launcher, its ranks, their workers), its pid, its
-role, its state and its Python line at the last stop. The role comes from what the process was
+role, its state and its Python line at the last stop (every process's: those that stopped because
+another did are read at the stop, ``tuidbg.engine.procstacks``). The role comes from what the process was
 started with (``RANK``/``LOCAL_RANK``/``WORLD_SIZE``, as torchrun and srun set them), or from how it
 came to be: a fork of its parent running the same program is "worker N of PID" (a DataLoader's or
 a multiprocessing pool's worker), a child that exec'd is named by its program. Enter (or moving
@@ -15,25 +16,41 @@ import os
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tuidbg.engine.children import mp_process
+from tuidbg.engine.python.model import PyFrameInfo
+from tuidbg.engine.python.view import process_line
 from tuidbg.engine.state import DebuggerState, Inferior, ProcessState
 from tuidbg.ui.panes.tables import ChoosesRows, T
 from tuidbg.ui.text import shorten_path
 
 
+def _kind(inf: Inferior, parent: Inferior | None) -> str | None:
+    """What numbers a process among its siblings: "worker" (a fork running its parent's program), a
+    multiprocessing helper's name, or None."""
+    if parent is not None and inf.cmdline and inf.cmdline == parent.cmdline:
+        return "worker"
+    return mp_process(inf.cmdline)
+
+
 def role_of(inf: Inferior, parent: Inferior | None, index: int) -> str:
     """What the process is in its job: "rank 1/3" (from the environment it was started with), "worker
-    N of PID" (a fork running its parent's program), else its program."""
+    N of PID" (a fork running its parent's program), "spawn worker N of PID" or "resource tracker of PID"
+    (multiprocessing's own processes started anew), else its program."""
     env = dict(inf.role_env)
+    kind = _kind(inf, parent)
+    of = f" of {parent.pid or parent.os_pid}" if parent is not None else ""
     if "RANK" in env:
         text = f"rank {env['RANK']}" + (f"/{env['WORLD_SIZE']}" if "WORLD_SIZE" in env else "")
         if "LOCAL_RANK" in env and env["LOCAL_RANK"] != env["RANK"]:
             text += f" (local {env['LOCAL_RANK']})"
-        if parent is not None and parent.role_env == inf.role_env and inf.cmdline == parent.cmdline:
-            return f"worker {index} of rank {env['RANK']}"
+        if parent is not None and parent.role_env == inf.role_env and kind is not None:
+            return f"{kind} {index} of rank {env['RANK']}" if kind.endswith("worker") else f"{kind} of rank {env['RANK']}"
         return text
-    if parent is not None and inf.cmdline and inf.cmdline == parent.cmdline:
-        return f"worker {index} of {parent.pid or parent.os_pid}"
+    if kind is not None:
+        return f"{kind} {index}{of}" if kind.endswith("worker") else f"{kind}{of}"
     args = [a for a in inf.cmdline[1:] if not a.startswith("-")] if inf.cmdline else []
+    if "-c" in inf.cmdline[:-1]:
+        return "python -c " + inf.cmdline[inf.cmdline.index("-c") + 1][:30]
     if args:
         return os.path.basename(args[0]) if "/" in args[0] else args[0][:40]
     return os.path.basename(inf.executable or "") or "process"
@@ -44,8 +61,10 @@ def state_of(inf: Inferior) -> tuple[str, str]:
     if inf.process is ProcessState.STOPPED:
         if inf.python.stop is not None:
             return f"stopped: {inf.python.stop.describe()}", "bold green"
-        if inf.stop is not None:
+        if inf.stop is not None and inf.stop.reason:
             return f"stopped: {inf.stop.describe()}", "green"
+        if inf.stop is not None:  # (no reason: the attach, or gdb's interrupt)
+            return "stopped", "green"
         return "stopped (with the others)", "green"
     if inf.process is ProcessState.RUNNING:
         return "running", "yellow"
@@ -57,10 +76,14 @@ def state_of(inf: Inferior) -> tuple[str, str]:
 
 
 def python_line(inf: Inferior) -> str:
-    stop = inf.python.stop
-    if stop is not None and stop.file:
-        return f"{stop.func} {shorten_path(stop.file, 24)}:{stop.line}"
-    return ""
+    """Where the process is in Python at this stop: the agent's stop, or its stacks read at the stop
+    (``python.view.process_line``); empty while it runs, or before they are read."""
+    where = process_line(inf)
+    if where is None:
+        return ""
+    f = where.frame
+    name = f.func if isinstance(f, PyFrameInfo) else f.name
+    return f"{name} {shorten_path(f.file, 24)}:{f.line}"
 
 
 def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
@@ -75,11 +98,11 @@ def tree_rows(state: DebuggerState) -> list[tuple[Inferior, int, str]]:
     out: list[tuple[Inferior, int, str]] = []
 
     def walk(pid_key: str | None, depth: int, parent: Inferior | None) -> None:
-        same = 0
+        counts: dict[str | None, int] = {}  # siblings of each kind so far
         for inf in kids.get(pid_key, []):
-            if parent is not None and inf.cmdline == parent.cmdline:
-                same += 1
-            out.append((inf, depth, role_of(inf, parent, same)))
+            kind = _kind(inf, parent)
+            counts[kind] = counts.get(kind, 0) + 1
+            out.append((inf, depth, role_of(inf, parent, counts[kind])))
             walk(inf.id, depth + 1, inf)
 
     walk(None, 0, None)
@@ -113,7 +136,7 @@ class ProcessesPane(ChoosesRows, DataTable):
         rows = tree_rows(state)
         key = (state.selected_inferior,
                tuple((inf.id, inf.pid, inf.process, inf.generation, inf.left, inf.cmdline, inf.role_env,
-                      inf.python.stop) for inf, _, _ in rows))
+                      python_line(inf)) for inf, _, _ in rows))
         if key == self._key:
             return
         self._key = key

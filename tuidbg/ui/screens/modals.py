@@ -276,6 +276,21 @@ class GdbHungScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "wait")
 
 
+# The signals the help screen tells about: those a job's processes send each other or get from the
+# terminal as it runs and as it ends.
+HELP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGCHLD", "SIGPIPE", "SIGUSR1", "SIGUSR2")
+
+
+def signals_text(handling: dict[str, tuple[bool, bool, bool]]) -> str:
+    """One line of the help: which signals stop the program and which reach it without a stop, from
+    gdb's (stop, print, pass) of each."""
+    stop = [name for name, (stops, _, _) in handling.items() if stops]
+    go = [name for name, (stops, _, passes) in handling.items() if not stops and passes]
+    return (f"Signals that stop the program: {', '.join(stop) or 'none of ' + ', '.join(HELP_SIGNALS)}; "
+            f"passed to it without a stop: {', '.join(go) or 'none'}. Each is gdb's setting: "
+            "handle SIGTERM stop (or nostop) in the console, or -ex 'handle SIGTERM stop' at the start.")
+
+
 class KeyTable(DataTable):
     """The help's table: no cursor; Home and End go to the first and the last key."""
 
@@ -295,7 +310,8 @@ class KeyTable(DataTable):
 class HelpScreen(ModalScreen[None]):
     """The keys in force now (the active keymap), by binding id: every one of them reachable, in two
     column pairs where the screen is wide enough for them (all of the app's keys at once at 160x48),
-    one pair that scrolls below that (the arrows, PgUp/PgDn, Home/End and the wheel)."""
+    one pair that scrolls below that (the arrows, PgUp/PgDn, Home/End and the wheel); and which signals
+    stop the program (``show_signals``: the app asks gdb once the screen is up)."""
 
     DEFAULT_CSS = modal_css("HelpScreen", """
     HelpScreen > Vertical { max-height: 100%; max-width: 100%; width: 100%; }
@@ -309,12 +325,20 @@ class HelpScreen(ModalScreen[None]):
         self.rows = rows
         self.keymap_name = keymap_name
         self.pairs = 0  # column pairs shown (1 or 2)
+        self.signals = ""  # the line on signals (show_signals)
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Content(f"Keys (keymap: {self.keymap_name})"), classes="title")
             yield KeyTable(id="help-table", cursor_type="none", zebra_stripes=True)
             yield Static(Content(self.HINT), classes="hint", id="help-hint")
+            yield Static(Content(""), classes="hint", id="help-signals")
+
+    def show_signals(self, text: str) -> None:
+        """The help's line on signals (the app asks gdb once the screen is up)."""
+        self.signals = text
+        self.query_one("#help-signals", Static).update(Content(text))
+        self._fill(self.app.size.width, self.app.size.height)  # (the table's height, the line taken)
 
     def on_mount(self) -> None:
         self.query_one(KeyTable).focus()
@@ -333,7 +357,7 @@ class HelpScreen(ModalScreen[None]):
         # As tall as its rows, within the screen (less the box's border, the title and the hint's lines):
         # the box is no taller than what it shows, and what does not fit scrolls.
         inner = max(10, width - 4)
-        room = height - 2 - 2 - -(-len(self.HINT) // inner)
+        room = height - 2 - 2 - -(-len(self.HINT) // inner) - -(-len(self.signals) // inner)
         t.styles.height = max(3, min(half + 1, room))
         if pairs == self.pairs:
             return
