@@ -73,6 +73,7 @@ async def until_py_stop(pilot, reason: str, line: int, timeout: float = 60.0):
             and stop.reason == reason
             and stop.line == line
             and app.session.state is app.state
+            and not app.session.refreshing  # (the stop's stacks read: a key now steps where it is shown)
             and src.pc_line == line
         )
 
