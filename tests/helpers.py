@@ -91,6 +91,41 @@ def wait_asleep(*pids: int, timeout: float = LOADED_FLOOR, children: bool = Fals
         time.sleep(0.02)
 
 
+def _held(pid: int) -> str | None:
+    """A thread of ``pid`` that is traced or stopped (``tid: TracerPid, State``), or None."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return None
+    for tid in tids:
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:
+            continue  # (a thread that ended)
+        tracer = re.search(r"^TracerPid:\s+(\d+)", status, re.M)
+        state = re.search(r"^State:\s+(\S)", status, re.M)
+        if state and state.group(1) in "ZX":
+            return None  # (ended: the caller's own check says so)
+        if (tracer and tracer.group(1) != "0") or (state and state.group(1) in "tT"):
+            return f"{tid}: TracerPid {tracer and tracer.group(1)}, State {state and state.group(1)}"
+    return None
+
+
+def wait_released(*pids: int, timeout: float = LOADED_FLOOR) -> None:
+    """Wait until no thread of ``pids`` is traced or stopped (state t or T): the debugger or dump that held
+    them has let go and every thread was resumed. Instead of a fixed pause after the holder ended (its
+    helpers, or the kernel's detach at a tracer's death, may finish a moment later). A process that has
+    ended is not waited for: the caller's own check (is it alive?) says so."""
+    deadline = time.monotonic() + max(timeout, LOADED_FLOOR)
+    while True:
+        held = [h for pid in pids if (h := _held(pid))]
+        if not held:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still traced or stopped: {held}")
+        time.sleep(0.02)
+
+
 def line_of(path: Path | str, marker: str) -> int:
     """The 1-based line holding ``MARK:<marker>`` (tests never hard-code line numbers)."""
     for i, line in enumerate(Path(path).read_text().splitlines(), 1):

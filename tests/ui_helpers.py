@@ -112,7 +112,30 @@ async def until_stopped(pilot, timeout: float = 30.0, generation: int | None = N
         return not app.session.refreshing and app.session.state is st
 
     await until(pilot, done, timeout, "the program to stop")
-    await pilot.pause(0.1)
+    await until_shown(pilot)
+
+
+async def until_shown(pilot, timeout: float = 30.0) -> None:
+    """The app took in the last state posted to it (``state_queued``), and the messages that queued for the
+    screen meanwhile are handled: the panes show that state."""
+    app = pilot.app
+    await until(pilot, lambda: app.state_queued is None, timeout, "the app to take in its state")
+    await pilot.pause()
+
+
+def console_busy(app) -> bool:
+    """A command typed into the console still runs (each runs in a worker of the group "console")."""
+    return any(w.group == "console" and not w.is_finished for w in app.workers)
+
+
+async def until_palette_searched(pilot, timeout: float = 30.0) -> None:
+    """The command palette (the screen now) shows every hit of what was typed: none of its searches
+    (Textual's palette gathers its hits in a worker, in batches) is still running."""
+    app = pilot.app
+    palette = app.screen
+    await until(pilot, lambda: not any(w.node is palette and not w.is_finished for w in app.workers), timeout,
+                "the palette's search")
+    await pilot.pause()
 
 
 async def press_and_stop(pilot, *keys: str, timeout: float = 30.0) -> None:

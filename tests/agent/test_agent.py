@@ -27,6 +27,7 @@ from helpers import (
     debian_py311_param,
     line_of,
     pyenv_python,
+    wait_for,
 )
 
 from tuidbg.agent import protocol as P
@@ -644,6 +645,9 @@ async def test_attach_inject_breakpoint_and_detach(make_session, python, tmp_pat
         assert int(await ctl.evaluate("n")) == n + 1
         await ctl.enable_breakpoint(bp.id, False)
         await ctl.resume()
+        await wait_for(lambda: s.state.is_running, 10, "the program to run")
+        # (a negative check: no stop comes, the breakpoint disabled; a slow machine can only make it miss
+        # a stop, never fail for one that does not come)
         await asyncio.sleep(0.2)
         assert s.state.is_running
         await s.detach()  # what quitting an attached session does (here while the program runs)

@@ -74,8 +74,7 @@ async def test_eight_threads_one_breakpoint_each_stops_in_turn(make_session, pyt
             assert (stop.reason, stop.bp_id, stop.native_id, stop.line) == (P.R_BREAKPOINT, tmp.id, seen[4], nxt)
         await ctl.resume()
     # every worker spins in work() now: a breakpoint set while they run (the agent's thread applies it)
-    await asyncio.sleep(0.3)
-    assert s.state.is_running
+    await _until(lambda: s.state.is_running, "the workers to run")
     spin = line_of(PROG, "ft_spin")
     bp2 = await ctl.add_breakpoint(str(PROG), spin)
     stop = await _stop(ctl)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import line_of, run_tuidbg, wait_asleep
+from helpers import line_of, run_tuidbg, wait_asleep, wait_released
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 from helpers import check_error
 
@@ -48,7 +48,7 @@ def _tids_in_group_heads(text: str) -> set[int]:
 
 
 def _assert_untraced_and_running(proc):
-    time.sleep(0.2)
+    wait_released(proc.pid)
     assert proc.poll() is None, "the process died"
     assert tracer_pid(proc.pid) == 0
     with open(f"/proc/{proc.pid}/status") as f:

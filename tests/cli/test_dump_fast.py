@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import REPO, line_of, run_tuidbg, tuidbg_cmd, wait_asleep
+from helpers import REPO, line_of, run_tuidbg, tuidbg_cmd, wait_asleep, wait_released
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 from helpers import check_error
 
@@ -62,7 +62,7 @@ def _state(pid) -> str:
 
 
 def _assert_running_untraced(proc):
-    time.sleep(0.1)
+    wait_released(proc.pid)
     assert proc.poll() is None, "the process died"
     assert tracer_pid(proc.pid) == 0
     state = _state(proc.pid)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 from conftest import requires_gdb
-from helpers import REPO, DEBIAN_PY311, line_of, run_tuidbg, tuidbg_cmd
+from helpers import REPO, DEBIAN_PY311, line_of, run_tuidbg, tuidbg_cmd, wait_released
 from pystack_helpers import PY_PROGRAMS, TORCH_PYTHON, kill_tree, read_json, running_untraced, tracer_pid, wait_for_files
 from helpers import check_error
 
@@ -209,7 +209,7 @@ def test_signal_to_a_dump_of_several_lets_every_process_go(tmp_path, cleanup):
     else:
         pytest.fail("the dump never held a process long enough to be signalled")
     assert dumper.returncode == -signal.SIGTERM and "Traceback" not in err, (dumper.returncode, err)
-    time.sleep(0.2)
+    wait_released(*(p.pid for p in procs))  # (the dump's workers let go as they end, after the dump)
     for p in procs:
         assert p.poll() is None
         running_untraced(p.pid)
@@ -241,7 +241,7 @@ def test_a_worker_killed_mid_read_costs_only_its_process(tmp_path, cleanup):
     assert err == f"tuidbg: process {victim}: its reader was killed by signal 9\n", err
     assert out.startswith("2 processes, 4 threads, on "), out[:200]  # (deep_sleep.py: 2 threads each)
     assert f"  {victim}: not read: process {victim}: its reader was killed by signal 9" in out
-    time.sleep(0.2)
+    wait_released(*(p.pid for p in procs))
     for p in procs:
         running_untraced(p.pid)
 

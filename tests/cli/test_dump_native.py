@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c, line_of, run_tuidbg, wait_asleep
+from helpers import PROGRAMS, compile_c, line_of, run_tuidbg, wait_asleep, wait_released
 from pystack_helpers import PY_PROGRAMS, env_with, interpreter_params, read_json, resolve, tracer_pid
 
 pytestmark = [pytest.mark.slow, requires_gdb]
@@ -45,7 +45,7 @@ def _dump(pid, *opts) -> dict:
 
 
 def _assert_running_untraced(proc):
-    time.sleep(0.1)
+    wait_released(proc.pid)
     assert proc.poll() is None, "the process died"
     for tid in os.listdir(f"/proc/{proc.pid}/task"):
         status = Path(f"/proc/{proc.pid}/task/{tid}/status").read_text()

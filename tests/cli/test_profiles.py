@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, REPO, line_of, pyenv_python
-from ui_helpers import make_app, until
+from ui_helpers import make_app, until, until_palette_searched
 
 from tuidbg import cli, profiles
 from tuidbg.engine import pyagent
@@ -159,7 +159,7 @@ async def test_the_command_palette_lists_profiles_and_restarts_with_one(tmp_path
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the plain profile's run to end")
         await pilot.press("ctrl+p")
         await pilot.press(*"Profile stop")
-        await pilot.pause(0.5)
+        await until_palette_searched(pilot)
         await pilot.press("enter")
 
         def stopped() -> bool:

@@ -419,7 +419,7 @@ async def test_gdb_killed_while_attached_remote_the_process_is_let_go(node):
         await s.console("break PyErr_Print")  # (never called: the process runs with it in its code)
         await s.cont()
         await _until(lambda: s.state.process is ProcessState.RUNNING)
-        await asyncio.sleep(0.2)
+        await _until(lambda: rescue.proc_info(node.lpid).state not in ("t", "T"))  # (resumed, the breakpoint in)
         os.kill(s.gdb_pid(), signal.SIGKILL)
         await _until(lambda: s.state.process is ProcessState.GDB_EXITED)
     finally:

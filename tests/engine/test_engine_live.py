@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, line_of, wait_for, wait_stopped
+from helpers import PROGRAMS, line_of, wait_for, wait_released, wait_stopped
 
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.state import ProcessState
@@ -211,7 +211,7 @@ async def test_command_timeout(make_session):
     with pytest.raises(Timeout):
         await s.cmd('-interpreter-exec console "python import time; time.sleep(2)"', timeout=0.3)
     # the late answer is dropped, the next command works
-    await asyncio.sleep(2)
+    await wait_for(lambda: s.client.late_answers == 1, 10, "the late answer")
     res = await s.cmd("-gdb-version")
     assert "GNU gdb" in res.console_text()
 
@@ -266,7 +266,7 @@ async def test_attach_read_stack_detach_leaves_process_running(make_session, thr
         with open(f"/proc/{proc.pid}/status") as f:
             assert f"TracerPid:\t0" not in f.read()
         await s.close()  # attach mode: close detaches
-        await asyncio.sleep(0.2)
+        wait_released(proc.pid)
         assert proc.poll() is None
         with open(f"/proc/{proc.pid}/status") as f:
             status = f.read()

@@ -59,7 +59,7 @@ async def test_close_with_a_hung_gdb_releases_both(victims, make_session):
     s = await _attach_both_running_with_breakpoint(victims, make_session)
     gdb = s.gdb_pid()
     hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
-    await asyncio.sleep(0.3)
+    await wait_for(lambda: any("sleep(3600)" in c for c in s.client.pending_commands), 10, "the command written")
     await asyncio.wait_for(s.close(polite=2), 30)
     hang.cancel()
     assert_clean({gdb}, tuple(v.pid for v in victims))

@@ -143,7 +143,7 @@ async def test_detach_while_running_with_the_agent_loaded(python, make_session):
         await ctl.enable_breakpoint(bp.id, False)
         await ctl.resume()
         await wait_for(lambda: s.state.is_running, 10, "the program to run")
-        await asyncio.sleep(0.2)
+        await wait_for(lambda: proc(p.pid).state not in ("t", "T"), 10, "the program to be resumed")
         await s.close("detach")
         _assert_as_before(p, before)
     finally:

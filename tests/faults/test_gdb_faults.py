@@ -86,7 +86,7 @@ async def test_close_with_a_hung_gdb_releases_the_target_without_it(victim, make
     s = await _attach_running_with_breakpoint(victim, make_session)
     gdb = s.gdb_pid()
     hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
-    await asyncio.sleep(0.3)
+    await wait_for(lambda: any("sleep(3600)" in c for c in s.client.pending_commands), 10, "the command written")
     await asyncio.wait_for(s.close(polite=2), 30)
     hang.cancel()
     assert_clean({gdb}, (victim.pid,))
@@ -108,7 +108,7 @@ async def test_close_with_a_hung_gdb_while_the_target_sits_at_a_breakpoint(victi
         await s.cont()  # (gdb stops for SIGUSR1 first, and passes it on)
     assert proc(victim.pid).state == "t"
     hang = asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
-    await asyncio.sleep(0.3)
+    await wait_for(lambda: any("sleep(3600)" in c for c in s.client.pending_commands), 10, "the command written")
     await asyncio.wait_for(s.close(polite=2), 30)
     hang.cancel()
     assert_clean({gdb}, (victim.pid,))
@@ -123,7 +123,7 @@ async def test_close_with_a_hung_gdb_in_run_mode_ends_the_program(make_session, 
     pid = s.state.pid
     left = descendants(s.gdb_pid()) | {s.gdb_pid()}
     asyncio.ensure_future(s.cmd('-interpreter-exec console "python import time; time.sleep(3600)"', timeout=None))
-    await asyncio.sleep(0.3)
+    await wait_for(lambda: any("sleep(3600)" in c for c in s.client.pending_commands), 10, "the command written")
     await asyncio.wait_for(s.close(polite=2), 30)
     assert pid in left
     assert_clean(left)

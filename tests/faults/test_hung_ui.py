@@ -32,7 +32,7 @@ async def _ready(pilot) -> None:
     """The dialog is mounted and laid out (a click before that lands nowhere)."""
     app = pilot.app
     await until(pilot, lambda: app.screen.focused is not None, 5, "the dialog's focus")
-    await pilot.pause(0.1)
+    await until(pilot, lambda: all(b.region.area for b in app.screen.query("Button")), 5, "the dialog laid out")
 
 
 def _status(app) -> str:

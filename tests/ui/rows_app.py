@@ -5,7 +5,9 @@ scrolled); t shows a notification (bottom right, over the source pane's last row
 after a second; up and down move the cursor (the source pane's own keys); ctrl+l redraws
 the screen as tuidbg does (every widget rendered anew). After each move it appends "LINE PAINTED_NOW AHEAD"
 to the file named by argv[2]: whether the source pane wrote its rows to the terminal itself, and how
-many of them were texts drawn ahead (panes/source_ahead.py).
+many of them were texts drawn ahead (panes/source_ahead.py). r appends a line to argv[2] + ".ready":
+1 if the rows the next step may change are drawn ahead for the view as it is now, else 0 (the keys
+before it were taken in first: a test's way to know they were, and when the rows are ready).
 
 Usage: python rows_app.py SOURCE_FILE LOG_FILE
 """
@@ -23,7 +25,7 @@ from tuidbg.ui.panes.source import SourceView
 
 class RowsApp(SourceApp):
     BINDINGS = [Binding("n", "down", "Down"), Binding("p", "up", "Up"), Binding("N", "bottom", "Bottom"), Binding("t", "toast", "Toast"), Binding("T", "toast(1)", "Short toast"),
-                Binding("ctrl+l", "redraw", "Redraw")]
+                Binding("ctrl+l", "redraw", "Redraw"), Binding("r", "ready", "Ready?")]
 
     def __init__(self, source: str, log: str) -> None:
         super().__init__()
@@ -62,6 +64,11 @@ class RowsApp(SourceApp):
 
     def action_redraw(self) -> None:
         redraw(self.screen)
+
+    def action_ready(self) -> None:
+        ahead = self.query_one(SourceView).ahead
+        with open(self.log_path + ".ready", "a") as f:
+            f.write(f"{int(not ahead.drawing and ahead.step_rows() is not None)}\n")
 
     def action_toast(self, timeout: float = 60) -> None:
         self.notify("a toast over the source rows", timeout=timeout)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 
 import pytest
 from conftest import requires_gdb
@@ -42,6 +41,8 @@ def test_program_escape_sequences_do_not_reach_the_terminal(tmux, threads_prog):
     assert before_title == tmux.title()
     assert "Source" in screen or "threads.c" in screen or "Console" in screen  # the panes are still drawn
     tmux.keys("Escape")  # leave the program's input line (it took the focus with 9)
-    time.sleep(1.5)  # a key right after Escape would read as alt+key
+    # a key before the app took the Escape in would read as alt+key: wait until it did (the keys line
+    # shows the source pane's keys, q among them)
+    tmux.wait_for("  q Quit")
     tmux.keys("q")
     tmux.wait_for("TUIDBG_EXIT=0")

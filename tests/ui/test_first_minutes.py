@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
-from ui_helpers import make_app, press_and_stop, screen_rows, toasts_text, until, until_stopped
+from ui_helpers import make_app, press_and_stop, screen_rows, toasts_text, until, until_palette_searched, until_stopped
 
 pytestmark = requires_gdb
 
@@ -66,14 +66,14 @@ async def test_help_shows_every_key_at_once_or_scrolls_to_each(threads_prog, siz
         else:
             assert "app.quit" not in shown and "source.up" in shown
             await pilot.press("end")
-            await pilot.pause(0.2)
+            await pilot.wait_for_scheduled_animations()  # (the box scrolls to its end)
             shown = "\n".join(screen_rows(app))
             assert "app.quit" in shown and "source.up" not in shown
             await pilot.press("home")
             for _ in range(6):  # a page at a time: each key passes through the box
                 seen |= {bid for bid in _global_ids() if bid in "\n".join(screen_rows(app))}
                 await pilot.press("pagedown")
-                await pilot.pause(0.05)
+                await pilot.wait_for_scheduled_animations()
             assert seen == set(_global_ids()), set(_global_ids()) - seen
         await pilot.press("escape")
         await until(pilot, lambda: "Keys (keymap" not in "\n".join(screen_rows(app)), 10, "the help to close")
@@ -118,7 +118,7 @@ async def _palette(pilot, text: str) -> list[str]:
     await until(pilot, lambda: any("🔎" in r for r in screen_rows(app)), 10, "the palette")
     if text:
         await pilot.press(*text)
-    await pilot.pause(0.4)  # (the palette gathers its hits in a worker, in batches)
+    await until_palette_searched(pilot)
     return _palette_rows(app)
 
 
@@ -233,7 +233,7 @@ async def _open_picker(pilot, text: str = "") -> list[str]:
     await until(pilot, lambda: any("files (" in r for r in screen_rows(app)), 30, "the file picker")
     if text:
         await pilot.press(*text)
-    await pilot.pause(0.2)
+    await pilot.pause()  # (the list is filtered as each key's change is taken in)
     return _picker_rows(app)
 
 

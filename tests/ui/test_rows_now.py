@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS
+from helpers import LOADED_FLOOR, PROGRAMS
 from source_app import SourceApp
 from textual.app import ComposeResult
 from textual.geometry import Region
@@ -71,10 +71,37 @@ def _settled(tmux, timeout: float = 10.0) -> str:
     raise AssertionError("the screen kept changing")
 
 
-def _repainted_by_textual(tmux) -> str:
-    """The screen after Textual rendered every widget anew and wrote all of it (ctrl+l)."""
+def _taken(tmux, log: Path, timeout: float = 20.0) -> bool:
+    """Ask the app (r) whether the rows the next step may change are drawn ahead, once it took in every
+    key sent before (it answers in order, in LOG.ready)."""
+    ready = Path(str(log) + ".ready")
+    before = len(ready.read_text().splitlines()) if ready.exists() else 0
+    tmux.keys("r")
+    deadline = time.monotonic() + max(timeout, LOADED_FLOOR)
+    while True:
+        answers = ready.read_text().splitlines() if ready.exists() else []
+        if len(answers) > before:
+            return answers[before] == "1"
+        assert time.monotonic() < deadline, "the app never answered r"
+        time.sleep(0.05)
+
+
+def _ahead_in_terminal(tmux, log: Path, timeout: float = 20.0) -> None:
+    """Wait until the rows the next step may change are drawn ahead (``SourceView.ahead``)."""
+    deadline = time.monotonic() + max(timeout, LOADED_FLOOR)
+    while not _taken(tmux, log):
+        assert time.monotonic() < deadline, "the rows were never drawn ahead"
+        time.sleep(0.05)
+
+
+def _repainted_by_textual(tmux, log: Path | None) -> str:
+    """The screen after Textual rendered every widget anew and wrote all of it (ctrl+l). With rows_app's
+    ``log``: once the app says it took the key in. (tuidbg itself, no ``log``: the screen must then stay
+    the same for half a second; a redraw that differs from what was there shows as a change in that
+    time, and the screen is taken as it settles after it.)"""
     tmux.keys("C-l")
-    time.sleep(0.3)
+    if log is not None:
+        _taken(tmux, log)  # (the redraw done)
     return _settled(tmux)
 
 
@@ -87,12 +114,12 @@ def test_the_rows_written_at_once_are_the_rows_textual_draws(tmux, tmp_path):
     for n in range(1, 4):
         tmux.keys("n")
         _wait_log(log, n)
-        time.sleep(0.2)  # (the next rows are drawn ahead meanwhile)
+        _ahead_in_terminal(tmux, log)  # (the next rows drawn ahead before the next key)
     # each wrote its rows itself, the old line's and the new one's drawn ahead
     assert _log_ahead(log) == [(4, True, 2), (5, True, 2), (6, True, 2)]
     written = _settled(tmux)
     assert "6▶" in tmux.screen().replace(" ", "")  # the marker on the new line, in the terminal
-    assert _repainted_by_textual(tmux) == written  # colours and all, as Textual draws every row
+    assert _repainted_by_textual(tmux, log) == written  # colours and all, as Textual draws every row
 
 
 @needs_tmux
@@ -105,10 +132,10 @@ def test_rows_written_from_those_drawn_ahead_are_composed_anew_afterwards(tmux, 
     _settled(tmux)
     tmux.keys("N")  # the current line to a row a notification covers
     _wait_log(log, 1)
-    time.sleep(0.3)
+    _ahead_in_terminal(tmux, log)
     tmux.keys("Up")  # the cursor over the current line's row and back: Textual draws them
     tmux.keys("Down")
-    time.sleep(0.3)
+    _ahead_in_terminal(tmux, log)
     tmux.keys("p")  # a step (a line up): both rows written from texts drawn ahead
     _wait_log(log, 2)
     assert _log_ahead(log)[1][1:] == (True, 2)
@@ -120,7 +147,7 @@ def test_rows_written_from_those_drawn_ahead_are_composed_anew_afterwards(tmux, 
         time.sleep(0.1)
     after = _settled(tmux)
     assert tmux.screen().count("▶") == 1
-    assert _repainted_by_textual(tmux) == after
+    assert _repainted_by_textual(tmux, log) == after
 
 
 @needs_tmux
@@ -137,7 +164,7 @@ def test_rows_under_a_notification_go_through_textual(tmux, tmp_path):
     assert "a toast over the source rows" in screen  # not written over
     tmux.keys("n")  # (and a line above it is written at once again)
     _wait_log(log, 2)
-    assert _settled(tmux) == _repainted_by_textual(tmux)
+    assert _settled(tmux) == _repainted_by_textual(tmux, log)
 
 
 @needs_tmux
@@ -146,11 +173,19 @@ def test_tuidbg_steps_show_the_rows_textual_draws(tmux, threads_prog):
     tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "-ex", "break middle", "--", str(threads_prog)])
     tmux.wait_for("stopped: breakpoint")
     for _ in range(2):
+        before = _source_marker(tmux)
         tmux.keys("n")
-        time.sleep(0.3)
-        tmux.wait_for("stopped: step finished")
+        deadline = time.monotonic() + LOADED_FLOOR
+        while _source_marker(tmux) == before or "stopped: step finished" not in tmux.screen():
+            assert time.monotonic() < deadline, f"the step never showed: {tmux.screen()}"
+            time.sleep(0.05)
     stepped = _settled(tmux)
-    assert _repainted_by_textual(tmux) == stepped
+    assert _repainted_by_textual(tmux, None) == stepped
+
+
+def _source_marker(tmux) -> str:
+    """The screen's rows with a current-line marker (the step moves the source pane's)."""
+    return "\n".join(r for r in tmux.screen().splitlines() if "▶" in r)
 
 
 # -- where (headless) ----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ async def test_the_callback_comes_after_the_stop_line_was_rendered_and_only_once
         src.after_pc_painted(lambda: called.append(list(rendered)), at_most=30)
         await until(pilot, lambda: called, 10, "the callback")
         assert called == [[30]]  # (the line was in an update before the callback ran)
-        await pilot.pause(0.2)
+        await pilot.pause(0.2)  # (a negative check: no second call; a slow machine can only miss one)
         assert len(called) == 1
 
 
@@ -46,7 +46,7 @@ async def test_a_hidden_source_pane_still_calls_back():
         src.set_pc(12)
         src.after_pc_painted(lambda: called.append(True), at_most=0.05)
         await until(pilot, lambda: called, 10, "the callback of a pane that draws nothing")
-        await pilot.pause(0.2)
+        await pilot.pause(0.2)  # (a negative check: no second call; a slow machine can only miss one)
         assert called == [True]
 
 

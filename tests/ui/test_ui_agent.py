@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, cpython314, cpython314_missing, line_of, pyenv_python
-from ui_helpers import log_text, make_app, until
+from ui_helpers import console_busy, log_text, make_app, until, until_shown
 
 from tuidbg.engine import pyagent
 from tuidbg.engine.python import view as pyview
@@ -73,11 +73,12 @@ async def until_py_stop(pilot, reason: str, line: int, timeout: float = 60.0):
             and stop.reason == reason
             and stop.line == line
             and app.session.state is app.state
+            and not app.session.refreshing  # (the stop's stacks read: a key now steps where it is shown)
             and src.pc_line == line
         )
 
     await until(pilot, shown, timeout, f"a Python {reason} stop at line {line}")
-    await pilot.pause(0.1)
+    await until_shown(pilot)
     return agent_stop(app)
 
 
@@ -154,6 +155,8 @@ async def test_python_breakpoint_from_the_source_pane_then_step(interp, tmp_path
         app.query_one(SourceView).focus()
         await pilot.press("c")
         await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 10, "running")
+        # (a negative check: no stop comes, the breakpoint disabled; a slow machine can only make it miss
+        # a stop, never fail for one that does not come)
         await pilot.pause(0.5)
         assert app.state.process is ProcessState.RUNNING
         # Enable it again from the pane: the next tick stops.
@@ -263,7 +266,7 @@ async def test_failing_pytest_test_shows_its_traceback_frames_and_locals():
         await until(pilot, lambda: locals_of(app).get("got") == "2", 20, "test_fails' locals")
         # each answer of the agent is a short stop of its own: none may ask for another
         gen = app.session.state.generation
-        await pilot.pause(1.0)
+        await pilot.pause(1.0)  # (a negative check: no state comes; a slow machine can only make it miss one)
         assert app.session.state.generation == gen
         # frame 1: pytest's caller of the test, its file and locals
         await pilot.press("2", "down", "enter")
@@ -276,7 +279,8 @@ async def test_failing_pytest_test_shows_its_traceback_frames_and_locals():
         app.focused.value = "pyprint type(pyfuncitem).__name__"
         await pilot.press("enter")
         await until(pilot, lambda: "'Function'" in log_text(app, "console-log"), 20, "the evaluation in frame 1")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: not console_busy(app), 20, "the evaluation's end")
+        await pilot.pause(0.3)  # (a negative check: the evaluation moves nothing; a slow machine can only miss it)
         assert app.py_sel == 1 and (src.path or "").endswith("_pytest/python.py")
         assert app.state.process is ProcessState.STOPPED
         # back to the test's frame; continue: pytest reports the failure and exits 1
@@ -443,7 +447,7 @@ async def test_frame_up_and_down_go_between_python_frames(interp):
         await pilot.press("greater_than_sign", "greater_than_sign")
         await until(pilot, lambda: on("c", "c_body"), 10, "back in c()")
         await pilot.press("greater_than_sign")  # nothing below the innermost frame
-        await pilot.pause(0.2)
+        await pilot.pause(0.2)  # (a negative check: nothing moves; a slow machine can only miss a move)
         assert on("c", "c_body")
 
 
@@ -487,7 +491,7 @@ async def test_console_continue_after_a_python_breakpoint_set_at_a_native_stop(l
         for cmd in (f"pybreak {mixed}:{after}", f"delete {native}", "continue"):
             app.focused.value = cmd
             await pilot.press("enter")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: not console_busy(app), 30, f"{cmd!r} to be done")
         stop = await until_py_stop(pilot, "breakpoint", after)
         assert stop.func == "compute"
 
@@ -515,7 +519,9 @@ async def test_attach_shows_the_users_python_frame_and_reads_libcs_locals_only_w
             pt = pyview.python_thread(app.state)
             chosen = pt.frames[app.py_sel]
             assert chosen.file == str(FOREVER) and chosen.function in ("main", "tick")
-            await pilot.pause(0.8)  # (longer than the wait for Python stacks before native locals are read)
+            # (a negative check: libc's locals are not read, for longer than the app waits for Python stacks
+            # before it reads native locals; a slow machine can only make it miss a read that comes later)
+            await pilot.pause(0.8)
             tid = app.state.selected_thread
             assert app.state.selected_frame != 0 and app.state.locals_key != (tid, 0)  # libc's frame: not read
             cpp = app.query_one(CppFramesPane)

@@ -20,6 +20,7 @@ import sys
 import pytest
 from conftest import requires_gdb
 from helpers import DATA, PROGRAMS
+from ui_helpers import until, until_shown
 from textual.app import App
 from textual.message import Message
 from textual.widgets import TabbedContent
@@ -282,8 +283,7 @@ async def settle(pilot, session=None) -> None:
 async def stopped(pilot, session) -> None:
     """Launch the program and wait until the stop and its CUDA tables are on screen."""
     await session.launch()
-    while session.state.process is not ProcessState.STOPPED:
-        await pilot.pause(0.02)
+    await until(pilot, lambda: session.state.process is ProcessState.STOPPED, 30, "the stop")
     await settle(pilot, session)
     snap = cuda.snapshot(session.state)
     assert snap is not None and snap.loaded
@@ -700,8 +700,7 @@ async def test_per_block_mode_on_the_next_stop_reads_a_block_on_demand(make_sess
         assert rows.row_count == 3 + 4808
         gen = s.state.generation
         await s.cont()
-        while not (s.state.is_stopped and s.state.generation > gen and cuda.snapshot(s.state).loaded):
-            await pilot.pause(0.02)
+        await until(pilot, lambda: s.state.is_stopped and s.state.generation > gen and cuda.snapshot(s.state).loaded, 30, "the stop and its CUDA tables")
         await settle(pilot, s)
         snap = cuda.snapshot(s.state)
         assert snap.threads_mode == "per-block" and snap.threads is None
@@ -723,8 +722,7 @@ async def test_per_block_mode_on_the_next_stop_reads_a_block_on_demand(make_sess
         # once the program is gone the pane says so instead of showing old tables
         await s.cont()
         await settle(pilot)
-        while s.state.process is ProcessState.STOPPED:
-            await pilot.pause(0.02)
+        await until(pilot, lambda: s.state.process is not ProcessState.STOPPED, 30, "the program to end")
         await pilot.pause()
         assert texts(pane) == ["   The program exited."] and header(app).startswith("the program exited normally")
         assert tr.mismatches == []
@@ -737,8 +735,7 @@ async def test_host_stop_under_cuda_gdb_minimal(make_session):
         pane = app.query_one(CudaPane)
         await s.break_insert(function="add")
         await s.launch()
-        while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
-            await pilot.pause(0.02)
+        await until(pilot, lambda: s.state.is_stopped and cuda.snapshot(s.state).loaded, 30, "the stop and its CUDA tables")
         await settle(pilot, s)
         hdr = header(app).splitlines()
         assert hdr[0] == "■ host stop" and hdr[1].startswith("focus: host thread 1, no device thread")
@@ -769,8 +766,7 @@ async def test_real_cuda_gdb_without_a_gpu_host_stop_toggle_and_errors(make_sess
         pane = app.query_one(CudaPane)
         await s.break_insert(function="add")
         await s.launch()
-        while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
-            await pilot.pause(0.05)
+        await until(pilot, lambda: s.state.is_stopped and cuda.snapshot(s.state).loaded, 30, "the stop and its CUDA tables")
         await settle(pilot, s)
         caps = cuda.get(s).caps
         hdr = header(app).splitlines()
@@ -820,10 +816,9 @@ async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_sessi
     s, tr, app = await vecadd_in_app(make_session, vecadd_ui(MT.P128))
     async with app.run_test(size=(160, 48)) as pilot:
         pane = app.query_one("#cuda", CudaPane)
-        while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
-            await pilot.pause(0.05)
+        await until(pilot, lambda: s.state.is_stopped and cuda.snapshot(s.state).loaded, 30, "the stop and its CUDA tables")
         await settle(pilot, s)
-        await pilot.pause(0.2)
+        await until_shown(pilot)
         await pilot.press("0")  # the app's pane key
         await pilot.pause()
         assert app.query_one("#stack-group", TabbedContent).active == "tab-cuda" and pane.rows.has_focus
@@ -832,7 +827,8 @@ async def test_inside_tuidbg_app_focus_switch_moves_frames_and_source(make_sessi
         await settle(pilot)
         await pilot.press("down", "down", "down", "down", "enter")
         await settle(pilot, s)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: getattr(cuda.focus(app.state), "thread", None) == Dim3(3), 10, "the thread focused")
+        await until_shown(pilot)
         st = app.state
         assert cuda.focus(st).thread == Dim3(3) and st.frames[0].arch == "m68k"
         cpp = app.query_one(CppFramesPane)
@@ -864,18 +860,14 @@ async def test_host_stack_of_the_launching_thread_below_the_device_frames(make_s
 
     s, tr, app = await vecadd_in_app(make_session, vecadd_host_stack(MT.P128))
     async with app.run_test(size=(160, 48)) as pilot:
-        while not (s.state.is_stopped and cuda.snapshot(s.state).loaded):
-            await pilot.pause(0.05)
+        await until(pilot, lambda: s.state.is_stopped and cuda.snapshot(s.state).loaded, 30, "the stop and its CUDA tables")
         await settle(pilot, s)
         cpp = app.query_one(CppFramesPane)
         assert [r.frame.func for r in cpp.rows if isinstance(r, NativeRow)] == ["vecAdd"]
         assert not any(isinstance(r, HostRow) for r in cpp.rows)
         await pilot.press("3")  # the C++ pane
         await pilot.press("h")
-        for _ in range(100):
-            if any(isinstance(r, HostRow) for r in cpp.rows):
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: any(isinstance(r, HostRow) for r in cpp.rows), 10, "the host frames")
         await settle(pilot, s)
         host = [r for r in cpp.rows if isinstance(r, HostRow)]
         assert [r.frame.func for r in host] == ["ioctl", "??", "cudaLaunchKernel", "main"] and host[0].thread == "1"
@@ -896,10 +888,7 @@ async def test_host_stack_of_the_launching_thread_below_the_device_frames(make_s
         await pilot.press("end")
         await pilot.press("enter")
         await settle(pilot, s)
-        for _ in range(100):
-            if app.state.selected_frame == 3:
-                break
-            await pilot.pause(0.05)
+        await until(pilot, lambda: app.state.selected_frame == 3, 10, "the host frame selected")
         st = app.state
         assert (st.selected_thread, st.selected_frame) == ("1", 3) and cuda.focus(st) is None
         assert [r.frame.func for r in cpp.rows if isinstance(r, NativeRow)] == ["ioctl", "??", "cudaLaunchKernel", "main"]

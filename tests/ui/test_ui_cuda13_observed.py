@@ -19,6 +19,7 @@ import sys
 
 import pytest
 from helpers import DATA, REPO
+from ui_helpers import until
 from textual.app import App
 from textual.message import Message
 
@@ -344,18 +345,16 @@ async def test_Y_shows_a_cuda_tensors_bounded_preview():
         pane.focus()
         pane.move_cursor(row)
         await pilot.press("space")
-        for _ in range(50):
-            if row.children:
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: bool(row.children), 10, "the tensor's rows")
         kids = {c.data.name: c.data.value for c in row.children if c.data is not None}
         assert kids["values"].startswith("not read (cuda tensor"), kids
         await pilot.press("Y")
-        for _ in range(50):
-            kids = {c.data.name: c.data.value for c in row.children if c.data is not None}
-            if kids.get("values", "").startswith("["):
-                break
-            await pilot.pause(0.02)
+
+        def values() -> str:
+            return next((c.data.value for c in row.children if c.data is not None and c.data.name == "values"), "")
+
+        await until(pilot, lambda: values().startswith("["), 10, "the tensor's values read")
+        kids = {c.data.name: c.data.value for c in row.children if c.data is not None}
     # arange(24) * 0.5: the first and last five, min, max, mean, and where it was read from
     assert re.fullmatch(r"\[0, 0\.5, 1, 1\.5, 2, \.\.\., 9\.5, 10, 10\.5, 11, 11\.5\] min=0 max=11\.5 mean=5\.75 "
                         r"\(read from cuda(:0)?: synchronized the device\)", kids["values"]), kids["values"]

@@ -102,10 +102,12 @@ async def test_processes_pane_follows_a_child_stop_and_selects_the_parent():
         for _ in range(10):
             if not app.state.live_inferiors():
                 break
+            gen = app.state.generation
             if app.state.is_stopped:
                 app.query_one("#source").focus()
                 await pilot.press("c")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: app.state.generation != gen or not app.state.live_inferiors(), 60,
+                        "the program to go on")
         await until(pilot, lambda: not app.state.live_inferiors(), 60, "every process to exit")
         assert app.state.inferiors[0].exit_code == 0
         assert len(tree_rows(app.state)) >= 2

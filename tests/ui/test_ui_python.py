@@ -67,7 +67,7 @@ async def test_sigtrap_selects_the_python_frame_and_panes_follow(interp_name, bu
         await until(pilot, lambda: "n" in names(app), 20, "the caller's locals")
         # merged view: Python rows in place of eval frames, glue folded, folds expand
         await pilot.press("m")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: any(isinstance(r, PythonRow) for r in cpp.rows), 10, "the merged view")
         rows = cpp.rows
         assert any(isinstance(r, PythonRow) and r.frame.function == "stop_here" for r in rows)
         folds = [r for r in rows if isinstance(r, FoldRow)]
@@ -105,8 +105,7 @@ async def test_plain_c_program_hides_the_python_pane(threads_prog):
     app = make_app(program=str(threads_prog), ex=["break leaf"])
     async with app.run_test(size=(160, 48)) as pilot:
         await until_stopped(pilot)
-        await pilot.pause(0.3)
-        assert app.query_one("#stack-box").has_class("-nopython")
+        await until(pilot, lambda: app.query_one("#stack-box").has_class("-nopython"), 10, "the Python pane hidden")
         assert not app.query_one("#py-box").display
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import requires_gdb
 from helpers import PROGRAMS, line_of
-from ui_helpers import make_app, until, until_stopped
+from ui_helpers import make_app, until, until_shown, until_stopped
 
 pytestmark = requires_gdb
 
@@ -47,7 +47,8 @@ async def settle(pilot) -> None:
     src = app.query_one("#source")
     await until(pilot, lambda: src.highlighted, 30, "highlighting")
     await until(pilot, lambda: len(app.query_one("#locals").root.children) >= 3, 10, "locals")
-    await pilot.pause(0.3)  # (longer than the 50 ms the app batches program and console output for)
+    await until(pilot, lambda: not app.output_buffered, 10, "the program's and the console's output written")
+    await until_shown(pilot)
 
 
 @pytest.mark.parametrize("theme", ["tuidbg-dark", "tuidbg-light"])

@@ -91,6 +91,7 @@ class MIClient:
         self.on_exit: Callable[[GdbExited], None] | None = None
         self.lines_read = 0
         self.stops_read = 0  # *stopped records dispatched (a held step's hold comes too late after one)
+        self.late_answers = 0  # results of commands no longer waited for (timed out, cancelled): dropped
         self.writes = 0  # commands this client has written (a reserved one written elsewhere: not counted)
         self._write_lock = threading.Lock()  # (send_nowait's write, or write_reserved's from another thread)
         self._reserved: dict[int, _Pending] = {}  # reserve(): tokens for a command written elsewhere
@@ -157,6 +158,8 @@ class MIClient:
                 return
             # ^running may come before or after *running: the listener sees it in
             # stream order, so the state machine never misses a resume.
+        elif rec.kind == mi.RESULT and rec.token is not None:
+            self.late_answers += 1
         quiet = False
         if rec.kind == mi.EXEC and rec.cls == "stopped":
             self.stops_read += 1

@@ -328,6 +328,12 @@ class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, Console
     def _on_engine_console(self, rec: mi.MIRecord) -> None:
         self._pending.console.append(rec)
 
+    @property
+    def output_buffered(self) -> bool:
+        """Program output or console records taken in and not yet written to their panes (they are
+        batched, written by a 50 ms timer): what a test waits on before it reads those panes."""
+        return bool(self._pending.output or self._pending.console)
+
     def _flush_buffers(self) -> None:
         if self._closing_screen():
             return  # (the interval outlived the panes: what is left was the program's last words)
