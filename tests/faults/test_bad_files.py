@@ -150,7 +150,8 @@ async def test_the_source_view_says_why_and_the_ui_answers(odd, deep_prog, tmp_p
         # the same through the file picker (ctrl+o, a path typed, Enter)
         notes.clear()
         await pilot.press("ctrl+o")
-        await until(pilot, lambda: isinstance(app.screen, OpenFileScreen), 20, "the file picker")
+        await until(pilot, lambda: isinstance(app.screen, OpenFileScreen) and bool(app.screen.query(Input)), 20,
+                    "the file picker, composed")
         app.screen.query_one(Input).value = str(odd["a FIFO (named pipe), not a regular file"])
         await pilot.press("enter")
         await until(pilot, lambda: any("a FIFO (named pipe)" in n for n in notes), 20, "the picked FIFO refused")
