@@ -19,7 +19,8 @@ from .cpython_mem import ReadError, WalkError
 from .cpython_tasks import TaskReader, tasks_dict
 from .cpython_walk import NoPython, PyFrameRec, PyThreadRec, ValueFormatter, Walker, locals_rows
 from .gdb_target import KeepSelection
-from .pystack_cmds import JSON_MARK, JSONZ_MARK, UsageError, _connect_events, _encoded, _guard, _interpreter, _parse, _state
+from .pystack_cmds import (JSON_MARK, JSONZ_MARK, UsageError, _connect_events, _encoded, _guard, _interpreter, _parse,
+                           _stop_cache)
 
 import gdb
 
@@ -40,7 +41,7 @@ def pytasks(argv):
     try:
         with KeepSelection():
             ip = _interpreter("auto")
-            w = Walker(ip, _state["cache"])
+            w = Walker(ip, _stop_cache())  # (the process's own, as the frames')
             if "locals" in opts:
                 if "code" not in opts:
                     raise UsageError("--locals FRAME needs --code CODE (both as -tuidbg-pytasks listed them)")
