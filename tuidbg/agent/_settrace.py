@@ -359,7 +359,9 @@ class SettraceBackend(object):
             elif self.mode == "filter" and agent.bp_lines_for_code(frame.f_code):
                 self._drop_if_idle(frame)
         elif event == "exception":
-            if st is not None and frame is st.frame:
+            # (a StopIteration without a traceback is the value of an awaited coroutine or of a `yield from`
+            # coming back, which 3.9-3.11 report to the awaiting frame as an exception: nothing leaves it)
+            if st is not None and frame is st.frame and not (arg[2] is None and issubclass(arg[0], StopIteration)):
                 st.unwinding = True
             if agent.opts["raise"] and arg[2] is not None and arg[2].tb_next is None:
                 if arg[2].tb_frame is frame and agent.exception_matches(arg[1], frame):
