@@ -179,7 +179,7 @@ def test_a_program_stopped_in_a_fifo_named_as_its_source(tmux, tmp_path):
     threading.Thread(target=feed, daemon=True).start()
     tmux.start([sys.executable, "-m", "tuidbg", "run", "--nx", "--no-stop-at-entry", "--python", str(DEBIAN_PY311), str(fifo)],
                width=120, height=30)
-    tmux.wait_for("fifo.py:2", 60)
+    tmux.wait_for("fifo.py:3", 60)  # (breakpoint() stops at the next line, as pdb does)
     screen = tmux.wait_for("a FIFO (named pipe)", LOADED_FLOOR)
     assert f"Cannot show {fifo}" in screen and "stopped:" in screen, screen
     shell = tmux.pane_pid()

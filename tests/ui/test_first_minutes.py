@@ -60,9 +60,13 @@ async def test_help_shows_every_key_at_once_or_scrolls_to_each(threads_prog, siz
         if size == (160, 48):
             # everything at once, and the box no taller than its rows (no blank rows at its foot)
             assert seen == set(_global_ids()), set(_global_ids()) - seen
+            # (the hint, then the line on signals, fill the box's last rows; gdb is asked for that line once the
+            # help is up)
+            await until(pilot, lambda: "Signals that stop" in "\n".join(screen_rows(app)), 10, "the line on signals")
             rows = screen_rows(app)
             foot = max(i for i, r in enumerate(rows) if "╰" in r)
-            assert "scroll" in rows[foot - 1] and rows[foot - 2].strip("│ ")
+            assert any("scroll" in r for r in rows[foot - 4:foot]) and any("Signals" in r for r in rows[foot - 4:foot])
+            assert rows[foot - 1].strip("│ ") and rows[foot - 2].strip("│ ")
         else:
             assert "app.quit" not in shown and "source.up" in shown
             await pilot.press("end")
