@@ -56,7 +56,7 @@ def test_a_planned_steps_rows_come_from_gdbs_output_thread_and_are_not_written_a
     tmux.wait_for("stopped: step finished")
     stepped = _settled(tmux)
     assert f"{after}▶" in stepped
-    assert _repainted_by_textual(tmux) == stepped  # (the thread's rows are Textual's own)
+    assert _repainted_by_textual(tmux, None) == stepped  # (the thread's rows are Textual's own)
 
 
 # -- where the thread writes ---------------------------------------------------------------------
