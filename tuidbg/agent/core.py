@@ -39,7 +39,7 @@ from . import protocol as P
 from ._asyncio_steps import SUSPENDING, awaiter_frame
 from ._breakpoints import Breakpoints
 from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
-from . import _values
+from . import _across, _values
 from ._lines import canon
 from ._native import (
     Mailbox,
@@ -292,6 +292,8 @@ class Agent(object):
                     replies.append(self._locals(op, stopped))
                 elif kind == "children":
                     replies.append(self._children(op, stopped))
+                elif kind == "eval_thread":  # (pyall: a frame of another thread, at a stop not the agent's)
+                    replies.append(_across.eval_in_thread(op))
                 elif kind == "resume":
                     resume = op
                 elif kind == "reply":

@@ -8,6 +8,7 @@ session to the parts that plug into it.
 from __future__ import annotations
 
 from tuidbg.engine.children import ChildProcesses
+from tuidbg.engine.crossrank import CrossRank
 from tuidbg.engine.cuda import CudaExtension
 from tuidbg.engine.cxxthrow import CxxThrows
 from tuidbg.engine.entry import EntryStop
@@ -39,7 +40,7 @@ def default_extensions(config: SessionConfig) -> list[Extension]:
     if (config.mode == "run" and config.children != "none") or (config.mode == "attach" and (config.more_pids or config.children != "none")):
         # (after the agent: its stop hook sees the agent's mark on a stop that ends an agent request's short
         # run, which the request goes on from itself)
-        exts += [ChildProcesses(config), ProcessStacks(config)]
+        exts += [ChildProcesses(config), ProcessStacks(config), CrossRank(config)]
     if config.remember:
         exts.append(RememberExtension(config))  # (it puts Python breakpoints into the agent)
     if config.mode == "run":

@@ -142,6 +142,10 @@ class DebuggerState:
     stopped_inferior: str = "i1"  # the process the last *stopped record was about
     last_generation: int = 0  # the newest generation given to any process (each stop takes the next)
     exited_last: str | None = None  # the process of the last =thread-group-exited
+    # The run group (DebugSession.set_run_group): the processes continue moves while the others stay
+    # stopped; () every process. Its name as the user gave it ("rank 3").
+    run_group: tuple[str, ...] = ()
+    run_group_name: str = ""
 
     @property
     def inferior(self) -> Inferior:

@@ -16,6 +16,7 @@ panes, ``state`` and ``session``):
 - ``app_source.SourcePart``: the source area, files, marks, watches, pane focus and views;
 - ``app_exec.ExecPart``: running, stepping, frames up and down, breakpoints, exit notes;
 - ``app_console.ConsolePart``: the console, completion, the program's input;
+- ``app_parallel.ParallelPart``: the Parallel Stacks tab, ``pyall``, the run group;
 - ``native_actions.NativeActions``: disassembly, registers, memory, instruction stepping.
 
 Handlers of pane messages in the mixins are named by Textual's convention (``on_<pane>_<message>``):
@@ -51,6 +52,7 @@ from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui import bindings, remembered
 from tuidbg.ui.app_console import ConsolePart, group_console
 from tuidbg.ui.app_exec import ExecPart
+from tuidbg.ui.app_parallel import ParallelPane, ParallelPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
@@ -115,8 +117,8 @@ class _Pending:
     console: list[mi.MIRecord]
 
 
-class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, NativeActions, FastKeys,
-                 App[int], inherit_bindings=False):
+class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, ParallelPart, NativeActions,
+                 FastKeys, App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
@@ -201,6 +203,8 @@ class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, Console
                     yield ThreadsPane(id="threads")
                 with TabPane("Processes", id="tab-processes"):
                     yield ProcessesPane(id="processes")
+                with TabPane("Parallel", id="tab-parallel"):
+                    yield ParallelPane(id="parallel")
                 yield TabPane("CUDA", id="tab-cuda")  # (its pane mounted under cuda-gdb only: _show_cuda_tab)
             with TabbedContent(id="vars-group", initial="tab-locals"):
                 with TabPane("Locals", id="tab-locals"):

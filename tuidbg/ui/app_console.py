@@ -33,6 +33,8 @@ class ConsolePart:
 
         async def run() -> None:
             try:
+                if await self._crossrank_console(cmd):  # pyall, printall, group (app_parallel)
+                    return
                 ag = pyagent.controller(self.session)
                 if ag is not None:
                     ref = self._python_frame_ref(self.state)

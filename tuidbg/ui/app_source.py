@@ -34,6 +34,7 @@ PANES = {
     "threads": ("threads", "stack-group", "tab-threads"),
     "processes": ("processes", "stack-group", "tab-processes"),
     "tasks": ("tasks", "stack-group", "tab-tasks"),
+    "parallel": ("parallel-list", "stack-group", "tab-parallel"),
     "cuda": ("cuda", "stack-group", "tab-cuda"),
     "locals": ("locals", "vars-group", "tab-locals"),
     "watch": ("watch", "vars-group", "tab-watch"),
@@ -423,7 +424,7 @@ class SourcePart:
         if name == "cuda" and not self.session.info.is_cuda:
             self.notify("the CUDA pane needs cuda-gdb: start tuidbg with --cuda", markup=False)
             return
-        if name == "processes" and len(self.state.inferiors) < 2:
+        if name in ("processes", "parallel") and len(self.state.inferiors) < 2:
             self.notify("one process under the debugger: its children appear here (tuidbg run --children)",
                         markup=False)
             return

@@ -373,6 +373,7 @@ class StacksPart:
         if self._processes_tab:
             self.query_one(ProcessesPane).update_state(state)
         self._update_tasks(state)  # (the stack group's other tab that comes and goes: app_tasks)
+        self._update_parallel(state)
 
     def on_processes_pane_process_chosen(self, message: ProcessesPane.ProcessChosen) -> None:
         iid = message.inferior_id

@@ -107,6 +107,9 @@ class StatusPart:
                 parts.append(f" — gdb: {visible(state.activity)}")
         if self._health.kind != watchdog.OK and self._health.describe():
             parts.append((f"   ⚠ {self._health.describe()}", "bold"))
+        group = self._running_group_words(state)
+        if group:  # (first: the line is cut at the right on a narrow screen)
+            parts.insert(0, (f"[{visible(group)}] ", "bold reverse"))
         status.update(Content.assemble(*parts), layout=False)
 
 

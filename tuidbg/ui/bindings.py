@@ -46,6 +46,7 @@ GLOBAL = [
     ("pane.threads", "pane('threads')", "Threads", False, False),
     ("pane.processes", "pane('processes')", "Processes", False, False),
     ("pane.tasks", "pane('tasks')", "Asyncio tasks", False, False),
+    ("pane.parallel", "pane('parallel')", "Parallel stacks", False, False),
     ("pane.locals", "pane('locals')", "Locals", False, False),
     ("pane.watch", "pane('watch')", "Watch", False, False),
     ("pane.breakpoints", "pane('breakpoints')", "Breakpoints", False, False),

@@ -67,6 +67,9 @@ class RunControl(CommandBase):
             await self._forget_ended()
             if not self._state.live_inferiors():
                 return  # every process has ended: nothing to continue
+            if self._state.run_group:
+                await self._continue_group()
+                return
             await self._select_live_thread()
             try:
                 await self.cmd("-exec-continue")
@@ -79,6 +82,61 @@ class RunControl(CommandBase):
                     return
                 await self._select_live_thread()
                 await self.cmd("-exec-continue")
+
+    # -- run groups --------------------------------------------------------------------------------
+    # gdb runs all-stop; with schedule-multiple off it resumes one process per -exec-continue, and resumes
+    # another while the first runs: the group's processes are resumed one after another, every other
+    # process stays stopped, and the first stop of any of them stops them all again (all-stop). A step
+    # (n, s, a Python step) resumes the shown process alone then. gdb keeps the setting off while a group
+    # is set: its own resumptions (past a breakpoint's condition, a library's load) would else resume
+    # every process.
+
+    schedule_multiple: str | None = None  # gdb's schedule-multiple as tuidbg last set it (None: never)
+
+    async def set_run_group(self, iids, name: str = "") -> None:
+        """From now on continue moves the processes ``iids`` only (inferior ids; the others stay stopped);
+        empty, or every live process: all of them again. ``name``: the group's words ("rank 3")."""
+        st = self._state
+        live = {inf.id for inf in st.live_inferiors()}
+        want = tuple(i for i in dict.fromkeys(iids) if i in live)
+        if iids and not want:
+            raise EngineError("none of those processes lives")
+        if not want or set(want) >= live:
+            if st.run_group:
+                await self._set_schedule_multiple("on")
+            self.set_state(replace(self._state, run_group=(), run_group_name=""))
+            return
+        await self._set_schedule_multiple("off")
+        self.set_state(replace(self._state, run_group=want, run_group_name=name))
+
+    async def _set_schedule_multiple(self, value: str) -> None:
+        await self.cmd(f"-gdb-set schedule-multiple {value}")
+        self.schedule_multiple = value
+
+    async def _continue_group(self) -> None:
+        st = self._state
+        members = [inf for inf in st.live_inferiors() if inf.id in st.run_group and inf.threads]
+        stopped = [inf for inf in members if inf.process is ProcessState.STOPPED]
+        if not stopped:
+            raise EngineError("no process of the run group is stopped (group all: every process runs again)")
+        if st.selected_inferior not in {inf.id for inf in stopped}:
+            # (the panes follow the group's first process; gdb's ^running is taken for the shown one's
+            # current thread, which a process never shown has not had yet)
+            first = stopped[0]
+            tid = first.selected_thread or first.current_thread or first.threads[0].id
+            st = replace(st, selected_inferior=first.id).evolve(current_thread=first.current_thread or tid,
+                                                                  selected_thread=first.selected_thread or tid)
+            self.set_state(st)
+        stopped = [st.find(inf.id) or inf for inf in stopped]
+        stopped.sort(key=lambda inf: inf.id != self._state.selected_inferior)
+        for inf in stopped:
+            tid = inf.selected_thread or inf.current_thread or inf.threads[0].id
+            try:
+                await self.cmd(f"-exec-continue --thread {tid}")
+            except MIError as exc:
+                if not any(m in exc.message for m in _GONE):
+                    raise
+                log.info("process %s of the run group did not resume: %s", inf.id, exc.message)
 
     async def forget_ended(self) -> None:
         """Several processes, stopped: those gdb believes alive that have ended (gdb 13 misses the exit of a
@@ -160,8 +218,9 @@ class RunControl(CommandBase):
         await self.cmd("-exec-continue")
 
     async def interrupt(self) -> None:
-        """Stop the running program: -exec-interrupt, or SIGINT to the program if that fails."""
-        if self._state.process is not ProcessState.RUNNING:
+        """Stop the running program: -exec-interrupt, or SIGINT to the program if that fails. (With a run
+        group the shown process may be one that stays stopped while the group runs.)"""
+        if not any(inf.process is ProcessState.RUNNING for inf in self._state.inferiors):
             return
         if self.mi_async:
             try:
@@ -197,7 +256,7 @@ class RunControl(CommandBase):
         return out
 
     async def _wait_not_running(self) -> None:
-        while self._state.process is ProcessState.RUNNING:
+        while any(inf.process is ProcessState.RUNNING for inf in self._state.inferiors):
             await asyncio.sleep(0.02)
 
     def _sigint_program(self) -> None:

@@ -17,6 +17,7 @@ from tuidbg.engine.listeners import Channel
 from tuidbg.engine.python.model import AgentInfo, AgentStop, PyBreakpoint
 from tuidbg.engine.state import DebuggerState, Frame, ProcessState
 import tuidbg.engine.pyagent.gate as gate
+from tuidbg.engine.pyagent.across import AcrossProcesses
 from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _reply, _wait_stop
 from tuidbg.engine.pyagent.console import ConsoleCommands
 from tuidbg.engine.pyagent.inject import Injection
@@ -37,7 +38,7 @@ def controller(session) -> PyAgent | None:
 
 
 
-class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection, AgentBase):
+class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection, AcrossProcesses, AgentBase):
     """Session extension: the controller the UI calls for Python debugging."""
 
     def __init__(self, config) -> None:
@@ -139,8 +140,11 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         enabled: bool = True,
         temporary: bool = False,
         task: str | None = None,
+        ranks: Sequence[int] = (),
+        pids: Sequence[int] = (),
     ) -> PyBreakpoint:
-        """Set a Python breakpoint on FILE:LINE (``task``: only in the asyncio task of that name). Its
+        """Set a Python breakpoint on FILE:LINE (``task``: only in the asyncio task of that name; ``ranks``,
+        ``pids``: only in those processes, ``engine.ranks.applies_to``: the others' agents never get it). Its
         ``message`` says if it moved to another line."""
         path = _canon(file, self._cwd())
         if not path.endswith((".py", ".pyw")) and not os.path.exists(path):
@@ -154,6 +158,8 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             enabled=enabled,
             temporary=temporary,
             task=task or None,
+            ranks=tuple(sorted(set(int(r) for r in ranks))),
+            pids=tuple(sorted(set(int(p) for p in pids))),
         )
         self._next_bp += 1
         self._bps[bp.id] = bp
@@ -271,7 +277,11 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         it has applied the new table (it answers over the socket), then stop it again. Without this the
         program's threads run first, and a line right after the stop runs before the breakpoint is there.
         If the thread cannot run (a stopped thread holds the GIL), the table applies as the program runs.
-        Returns whether the state is left marked transient (the caller's continue clears it)."""
+        Returns whether the state is left marked transient (the caller's continue clears it).
+        Several processes: every process's agent that was sent the table does the same, all at once
+        (``pyagent.across``: a breakpoint limited to a rank is for another process than the shown one)."""
+        if len(self._links) > 1:
+            return await self.apply_pending_tables(TABLE_TIMEOUT)
         fut, self._pending_table = self._pending_table, None
         s = self._session()
         st = s.state

@@ -181,7 +181,8 @@ class AgentBase(Extension):
         try:
             yield
         finally:
-            await s.cmd(f"-gdb-set schedule-multiple {self._sched_multiple}", check=False)
+            # (the session's setting now: a run group sets it off, and on again when it ends)
+            await s.cmd(f"-gdb-set schedule-multiple {s.schedule_multiple or self._sched_multiple}", check=False)
 
     def _notify(self, text: str) -> None:
         self._notes.emit(text)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 
+from tuidbg.engine import ranks
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.pyagent.base import AgentBase
 from tuidbg.engine.python.model import PyBreakpoint
@@ -100,14 +102,15 @@ class ConsoleCommands(AgentBase):
 
     async def _cmd_break(self, rest: str, temporary: bool) -> str:
         if not rest:
-            raise EngineError("usage: pybreak [FILE:]LINE [task NAME] [if CONDITION]")
+            raise EngineError("usage: pybreak [FILE:]LINE [task NAME] [rank RANKS|pid PIDS|group] [if CONDITION]")
         cond = None
         loc = rest
         m = _split_if(rest)
         if m is not None:
             loc, cond = m
-        loc, task = _split_task(loc.strip())
-        loc = loc.strip()
+        loc, quals = split_qualifiers(loc.strip())
+        task = quals.get("task") or None
+        ranks_, pids = self._break_processes(quals)
         if ":" in loc:
             file, _, line_s = loc.rpartition(":")
         else:
@@ -117,15 +120,20 @@ class ConsoleCommands(AgentBase):
             file, line_s = stop.file, loc
         if not line_s.strip().isdigit():
             raise EngineError(f"{line_s!r} is not a line number")
-        # One breakpoint a line: a second (typed again, or one remembered from the last run) adds nothing,
-        # also when the line asked for has no code and the breakpoint would move to one that has one.
-        there = self.breakpoints_at(os.path.expanduser(file), int(line_s))
+        # One breakpoint a line (for the same task and processes): a second (typed again, or one remembered
+        # from the last run) adds nothing, also when the line asked for has no code and the breakpoint would
+        # move to one that has one.
+        def same(found: list[PyBreakpoint]) -> list[PyBreakpoint]:
+            return [b for b in found if (b.task, b.ranks, b.pids) == (task, tuple(sorted(set(ranks_))),
+                                                                       tuple(sorted(set(pids))))]
+
+        there = same(self.breakpoints_at(os.path.expanduser(file), int(line_s)))
         if there:
             return _already(there[0])
         bp = await self.add_breakpoint(os.path.expanduser(file), int(line_s), condition=cond, temporary=temporary,
-                                       task=task)
+                                       task=task, ranks=ranks_, pids=pids)
         if bp.verified:
-            there = [b for b in self.breakpoints_at(bp.file, bp.effective_line) if b.id != bp.id]
+            there = [b for b in same(self.breakpoints_at(bp.file, bp.effective_line)) if b.id != bp.id]
             if there:
                 await self.delete_breakpoint(bp.id)
                 return _already(there[0])
@@ -135,6 +143,28 @@ class ConsoleCommands(AgentBase):
         if not self.info.connected:
             text += "\n(the Python agent is not running yet: the breakpoint is set when it starts)"
         return text
+
+    def _break_processes(self, quals: dict[str, str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(ranks, pids) a breakpoint is limited to by its qualifiers: ``rank 0,2-5``, ``pid 4101,4102``,
+        ``group`` (the run group's processes: by rank where each is a rank)."""
+        rs: tuple[int, ...] = ranks.parse_ranks(quals["rank"]) if "rank" in quals else ()
+        pids: tuple[int, ...] = ()
+        if "pid" in quals:
+            words = quals["pid"].replace(",", " ").split()
+            if not words or not all(w.isdigit() for w in words):
+                raise EngineError(f"{quals['pid']!r} is not a list of process IDs")
+            pids = tuple(int(w) for w in words)
+        if "group" in quals:
+            st = self._session().state
+            if not st.run_group:
+                raise EngineError("pybreak ... group: no run group is set (group RANKS sets one)")
+            members = [inf for inf in st.inferiors if inf.id in st.run_group]
+            by_rank = [ranks.rank_of(inf, st) for inf in members]
+            if all(r is not None for r in by_rank):
+                rs = tuple(sorted(set(rs) | {r for r in by_rank if r is not None}))
+            else:
+                pids = tuple(sorted(set(pids) | {inf.pid for inf in members if inf.pid}))
+        return rs, pids
 
     async def _cmd_catch(self, rest: str) -> str:
         words = rest.split()
@@ -169,9 +199,11 @@ class ConsoleCommands(AgentBase):
 
 
 _HELP = """Python debugging commands (tuidbg's agent):
-  pybreak [FILE:]LINE [task NAME] [if COND]   set a Python breakpoint (pytbreak: temporary;
-                                  task NAME: only in that asyncio task);
-                                  gdb's break/tbreak on FILE.py:LINE does the same
+  pybreak [FILE:]LINE [if COND]   set a Python breakpoint (pytbreak: temporary);
+                                  gdb's break/tbreak on FILE.py:LINE does the same;
+                                  after the line: task NAME limits it to that asyncio task,
+                                  rank 0,2-5 / pid PID,... / group to those processes
+                                  (the run group's)
   pydelete [ID ...]               delete Python breakpoints (all without IDs)
   pyenable / pydisable [ID ...]   enable or disable them
   pycondition ID [COND]           set or clear a condition
@@ -190,6 +222,11 @@ def _py_location(rest: str) -> bool:
     """``FILE.py:LINE`` (with an optional ``if COND``)."""
     m = _split_if(rest)
     loc = (m[0] if m is not None else rest).strip()
+    if " " in loc:  # (its qualifiers after it)
+        try:
+            loc = split_qualifiers(loc)[0]
+        except EngineError:  # (pybreak says what is wrong with them)
+            loc = loc.split(None, 1)[0]
     file, sep, line = loc.rpartition(":")
     return bool(sep) and file.endswith((".py", ".pyw")) and line.strip().isdigit()
 
@@ -209,17 +246,42 @@ def _already(b: PyBreakpoint) -> str:
             f" (pycondition {b.id} EXPR gives it a condition, pydelete {b.id} removes it)")
 
 
-def _split_task(text: str) -> tuple[str, str | None]:
-    """``FILE:LINE task NAME`` -> (``FILE:LINE``, NAME); a name with spaces is quoted."""
-    idx = text.find(" task ")
-    if idx < 0:
-        return text, None
-    name = text[idx + 6:].strip()
-    if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
-        name = name[1:-1]
-    if not name:
-        raise EngineError("pybreak FILE:LINE task NAME: which task? (its name, as asyncio names it)")
-    return text[:idx], name
+# pybreak's qualifiers after FILE:LINE (and before ``if COND``): a keyword, then how many words its value
+# takes. ``split_qualifiers`` is the one parser of them: a new qualifier is a line here.
+QUALIFIERS = {
+    "task": 1,  # task NAME: only in the asyncio task of that name (quoted if it has spaces)
+    "rank": 1,  # rank 3, rank 0,2-5: only in those ranks (engine.ranks)
+    "pid": 1,  # pid 4101,4102: only in those processes
+    "group": 0,  # group: only in the run group's processes
+}
+
+
+def split_qualifiers(loc: str) -> tuple[str, dict[str, str]]:
+    """``FILE:LINE rank 0,2-5`` -> (``FILE:LINE``, {"rank": "0,2-5"}): the qualifiers start at the first
+    word after the location that is one (a path may have spaces); a value may be quoted. EngineError for
+    a qualifier given twice or without its value, or a word that is none."""
+    m = re.search(r"\s(%s)(\s|$)" % "|".join(map(re.escape, QUALIFIERS)), loc)
+    if m is None:
+        return loc, {}
+    head, tail = loc[:m.start()].strip(), loc[m.start():]
+    try:
+        words = shlex.split(tail)
+    except ValueError:
+        words = tail.split()
+    quals: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        key = words[i]
+        if key not in QUALIFIERS:
+            raise EngineError(f"pybreak: {key!r} is not {', '.join(QUALIFIERS)} (after FILE:LINE)")
+        if key in quals:
+            raise EngineError(f"pybreak: {key} given twice")
+        n = QUALIFIERS[key]
+        if i + n > len(words) - 1:
+            raise EngineError(f"pybreak: {key} needs a value")
+        quals[key] = " ".join(words[i + 1:i + 1 + n])
+        i += 1 + n
+    return head, quals
 
 
 def _split_if(text: str) -> tuple[str, str] | None:

@@ -248,7 +248,7 @@ class AgentLink(AgentBase):
             await self._insert_stub_bp(int(info.stub_addr), link)
         link.info = info
         link.connected.set()
-        ops = [{"op": "set_bps", "bps": self._bp_defs()}, dict(op="options", **self._opts)]
+        ops = [{"op": "set_bps", "bps": self._bp_defs(link.pid)}, dict(op="options", **self._opts)]
         if self._entry_wanted and link is self._link and msg.get("how") == "run":
             self._entry_wanted = False  # (the program's own process: not a child's, engine.entry)
             ops.append({"op": "entry"})

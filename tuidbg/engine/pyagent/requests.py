@@ -15,6 +15,7 @@ from tuidbg.agent import protocol as P
 from tuidbg.engine.errors import EngineError, Timeout
 from tuidbg.engine.python.model import AgentStop
 from tuidbg.engine.python.view import stop_generation
+from tuidbg.engine.ranks import applies_to
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, REQUEST_TIMEOUT, _reply, _wait_stop
 
@@ -236,11 +237,11 @@ class AgentRequests(AgentBase):
     async def _push_bps(self) -> None:
         self._publish()
         if not self.info.connected:
-            await self._tell_others([{"op": "set_bps", "bps": self._bp_defs()}])
+            await self._tell_others([{"op": "set_bps", "bps": []}])
             return
         await self._settled()
         s = self._session()
-        ops = [{"op": "set_bps", "bps": self._bp_defs()}]
+        ops = [{"op": "set_bps", "bps": self._bp_defs(self._link.pid)}]
         st = s.state
         replies: list[dict] | None = None
         if self.at_agent_stop(st) is not None:
@@ -262,9 +263,17 @@ class AgentRequests(AgentBase):
     async def _tell_others(self, ops: list[dict]) -> None:
         """The other processes' agents (tuidbg run --children) get the same table or options over their
         sockets: they apply it as soon as they run (all-stop: they are stopped with this one, or running)."""
+        stopped = self.session is not None and self.session.state.is_stopped
         for link in list(self._links.values()):
             if link is not self._link and link.info.connected:
-                await self._send({"ops": ops}, link)
+                # (each process's own table: a breakpoint limited to some ranks is left out of the others')
+                mine = [dict(op, bps=self._bp_defs(link.pid)) if op.get("op") == "set_bps" else op for op in ops]
+                msg: dict = {"ops": mine}
+                if stopped and any(op.get("op") == "set_bps" for op in ops):
+                    # (at a stop: its answer says it applied the table; resume() lets its thread do that first)
+                    msg["id"] = rid = next(self._req_ids)
+                    link.pending_table = self._requests[rid] = asyncio.get_running_loop().create_future()
+                await self._send(msg, link)
 
     async def _push_options(self) -> None:
         ops = [dict(op="options", **self._opts)]
@@ -280,11 +289,12 @@ class AgentRequests(AgentBase):
         else:
             await self._send({"ops": ops})
 
-    def _bp_defs(self) -> list[dict]:
+    def _bp_defs(self, pid: int | None = None) -> list[dict]:
+        """The table for process ``pid``'s agent (a breakpoint limited to other ranks left out)."""
         return [
             {"id": b.id, "file": b.file, "line": b.line, "cond": b.condition, "ignore": b.ignore_count,
              "enabled": b.enabled, "temporary": b.temporary, "rev": b.rev, "task": b.task}
-            for b in self.breakpoints
+            for b in self.breakpoints if applies_to(b.ranks, b.pids, pid)
         ]
 
     def _apply_statuses(self, statuses: Iterable[Mapping[str, Any]]) -> None:

@@ -192,6 +192,9 @@ class PyBreakpoint:
     message: str | None = None  # e.g. "line 10 has no code; moved to line 12"
     rev: int = 0
     task: str | None = None  # stops only in the asyncio task of this name (pybreak FILE:LINE task NAME)
+    # Limited to these ranks and processes (pybreak FILE:LINE rank 3); both empty: every process.
+    ranks: tuple[int, ...] = ()
+    pids: tuple[int, ...] = ()
 
     @property
     def number(self) -> str:
@@ -217,6 +220,10 @@ class PyBreakpoint:
             parts.append(f"if {self.condition}")
         if self.ignore_count:
             parts.append(f"(ignore {self.ignore_count})")
+        if self.ranks:
+            parts.append("rank " + ",".join(map(str, self.ranks)))
+        if self.pids:
+            parts.append("pid " + ",".join(map(str, self.pids)))
         if self.hits:
             parts.append(f"hit {self.hits} time{'s' if self.hits != 1 else ''}")
         if not self.verified and self.message:

@@ -435,7 +435,24 @@ class WatchPane(VariablesTree):
 
     BINDINGS = [
         Binding("delete,d", "delete_item", "Remove watch", id="item.delete"),
+        Binding("A", "across", "This watch in every process", id="watch.all_processes"),
     ]
+
+    class AcrossAsked(Message):
+        """A on a watch: its expression in every process of the session (pyall / printall)."""
+
+        def __init__(self, expression: str) -> None:
+            super().__init__()
+            self.expression = expression
+
+    def action_across(self) -> None:
+        node = self.cursor_node
+        while node is not None and node.parent is not None and node.parent is not self.root:
+            node = node.parent  # (a child of a watch: the watch itself)
+        data = getattr(node, "data", None) if node is not None else None
+        expr = getattr(data, "expression", None) or getattr(data, "name", None)
+        if expr and expr in self.expressions:
+            self.post_message(self.AcrossAsked(expr))
 
     def __init__(self, **kw) -> None:
         super().__init__("watch", **kw)

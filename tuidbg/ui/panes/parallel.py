@@ -1,0 +1,170 @@
+"""The Parallel Stacks tab: every thread of every process at a stop, merged into one tree from the
+outermost frame in (``tuidbg.engine.python.parallel``: the tree, its order and folds).
+
+A row is a frame with how many processes and threads are in it ("rank 0-2,4-7 · 7 procs"); where
+the processes part the branches are open, the odd one (fewest processes) first; a long common trunk
+is one row ("… 9 frames") that Enter opens. Under the tree: how many threads run no Python, and the
+processes whose stacks are not in it (running, not read yet). The line at the bottom tells the
+highlighted row's whole location and processes.
+
+Keys: Enter on a frame selects its processes (the app shows the first, and every pane follows it);
+Enter or right on a fold opens it; left closes the branch under a frame, right opens it again; G makes
+the row's processes the run group (they continue and step together, the others stay stopped).
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+
+from tuidbg.engine.python import parallel as P
+from tuidbg.engine.state import DebuggerState, ProcessState
+from tuidbg.ui.panes.lists import RowList
+from tuidbg.ui.text import visible
+
+
+def row_content(row: P.Row, width: int) -> Content:
+    left = visible(row.prefix + row.text)
+    label = visible(row.label)
+    gap = max(2, width - len(left) - len(label) - 1)
+    style = {"fold": "italic $text-muted", "no-python": "$text-muted", "left": "italic $text-muted"}.get(row.kind, "")
+    if len(left) + 2 + len(label) > width - 1:
+        # (narrow: the processes first after the frame, the line cut at the right)
+        gap = 2
+    return Content.assemble((left, style), " " * gap, (label, "$text-muted" if row.kind != "node" else "$accent"))
+
+
+class ParallelPane(Vertical):
+    """The processes' stacks as one tree; the app feeds it states (``update_state``) while it shows."""
+
+    DEFAULT_CSS = """
+    ParallelPane { height: 1fr; background: $surface; }
+    ParallelPane > #parallel-summary { height: 1; padding: 0 1; color: $text-muted; }
+    ParallelPane > #parallel-detail { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    BINDINGS = [
+        Binding("right,x", "open_row", "Open", show=False, id="parallel.open"),
+        Binding("left", "close_row", "Close", show=False, id="parallel.close"),
+        Binding("G", "group_row", "Run group from this frame's processes", show=False, id="parallel.group"),
+    ]
+
+    class NodeChosen(Message):
+        """Enter on a row: its processes (``iids``), and of the first the thread in it (gdb's id or its LWP)."""
+
+        def __init__(self, iids: tuple[str, ...], thread: tuple[str | None, int | None] | None) -> None:
+            super().__init__()
+            self.iids = iids
+            self.thread = thread
+
+    class GroupAsked(Message):
+        def __init__(self, iids: tuple[str, ...]) -> None:
+            super().__init__()
+            self.iids = iids
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._opened: frozenset = frozenset()
+        self._closed: frozenset = frozenset()
+        self._state: DebuggerState | None = None
+        self._key: tuple | None = None
+        self._tree: P.ParallelTree | None = None
+        self._stop_key: tuple | None = None
+        self.painted_rows: list[P.Row] = []  # what the list shows (tests and the app read it)
+
+    def compose(self):
+        yield Static(id="parallel-summary")
+        yield RowList(id="parallel-list")
+        yield Static(id="parallel-detail")
+
+    @staticmethod
+    def stop_key(state: DebuggerState) -> tuple:
+        """What the tree is made of: each process's stop and stack (a new stack of a process read, a
+        process that runs or stops, changes it)."""
+        return tuple((inf.id, inf.generation, inf.process, id(inf.python.stack), inf.python.stack_read, len(inf.threads))
+                     for inf in state.inferiors)
+
+    def update_state(self, state: DebuggerState) -> None:
+        key = self.stop_key(state)
+        if key != self._stop_key:
+            if self._stop_key is not None and {k[:2] for k in key} != {k[:2] for k in self._stop_key}:
+                self._opened = self._closed = frozenset()  # (another stop: the folds as they come)
+            self._stop_key = key
+            self._tree = P.tree(state)
+        self._state = state
+        self._repaint()
+
+    def _repaint(self) -> None:
+        state, t = self._state, self._tree
+        if state is None or t is None:
+            return
+        rows = P.rows(t, state, self._opened, self._closed)
+        running = sum(1 for inf in state.inferiors if inf.process is ProcessState.RUNNING)
+        if not rows:
+            text = "the processes run" if running else "no Python stacks at this stop (yet)"
+            self.query_one("#parallel-summary", Static).update(Content(text))
+        else:
+            self.query_one("#parallel-summary", Static).update(Content(visible(P.summary(t))))
+        lst = self.query_one(RowList)
+        width = max(20, (lst.size.width or self.size.width or 80) - 1)
+        key = (P.keys_of(rows), width)
+        if key != self._key:
+            self._key = key
+            hl = lst.highlighted
+            lst.set_rows([(row_content(r, width), r) for r in rows], highlight=min(hl, len(rows) - 1) if hl is not None and rows else None)
+        self.painted_rows = rows
+        self._show_detail()
+
+    def on_resize(self, _event) -> None:
+        self._repaint()
+
+    def _row(self) -> P.Row | None:
+        lst = self.query_one(RowList)
+        p = lst.payload(lst.highlighted)
+        return p if isinstance(p, P.Row) else None
+
+    def _show_detail(self) -> None:
+        row = self._row()
+        text = "" if row is None else row.detail + (f" — {row.label}" if row.label else "")
+        self.query_one("#parallel-detail", Static).update(Content(visible(text)))
+
+    def on_row_list_row_chosen(self, event: RowList.RowChosen) -> None:
+        event.stop()
+        row = event.payload
+        if not isinstance(row, P.Row):
+            return
+        self._show_detail()
+        if not event.activated:
+            return
+        if row.kind == "fold":
+            self._opened = self._opened | {row.key}
+            self._repaint()
+        elif row.iids:
+            self.post_message(self.NodeChosen(row.iids, P.first_thread(row, row.iids[0])))
+
+    def action_open_row(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        if row.kind == "fold":
+            self._opened = self._opened | {row.key}
+        elif row.key in self._closed:
+            self._closed = self._closed - {row.key}
+        self._repaint()
+
+    def action_close_row(self) -> None:
+        row = self._row()
+        if row is not None and row.kind == "node":
+            self._closed = self._closed | {row.key}
+            self._repaint()
+
+    def action_group_row(self) -> None:
+        row = self._row()
+        if row is not None and row.iids:
+            self.post_message(self.GroupAsked(row.iids))
+
+    def focus_list(self) -> None:
+        self.query_one(RowList).focus()
