@@ -150,18 +150,25 @@ def describe(state: DebuggerState, iids: Sequence[str]) -> str:
     if ranks:
         parts.append(f"rank {format_ranks(ranks)}")
     if others:
-        kinds = [role_kind(inf, state) for inf in others]
-        if parts:
-            n_workers = kinds.count("worker")
-            if n_workers:
-                parts.append(f"{n_workers} worker{'s' if n_workers != 1 else ''}")
-            rest = len(others) - n_workers
-            if rest:
-                parts.append(f"{rest} other{'s' if rest != 1 else ''}")
-        elif len(others) <= 3:
-            parts.append("pid " + " ".join(str(_pid(inf) or inf.id) for inf in others))
-        else:
-            parts.append(f"{len(others)} processes")
+        workers = [inf for inf in others if is_worker(inf, state)]
+        rest = [inf for inf in others if not is_worker(inf, state)]
+        if rest:
+            if parts:
+                parts.append(f"{len(rest)} other{'s' if len(rest) != 1 else ''}")
+            elif len(rest) <= 3:
+                parts.append("pid " + " ".join(str(_pid(inf) or inf.id) for inf in rest))
+            else:
+                parts.append(f"{len(rest)} processes")
+        if workers:
+            n = len(workers)
+            parents = {inf.ppid for inf in workers}
+            of = ""
+            if len(parents) == 1 and not (parts and not ranks and rest and _pid(_parent(workers[0], state) or workers[0])
+                                          in {_pid(inf) for inf in rest}):
+                parent = _parent(workers[0], state)
+                prank = rank_of(parent, state) if parent is not None else None
+                of = f" of rank {prank}" if prank is not None else f" of {workers[0].ppid}"
+            parts.append((f"{n} workers" if n > 1 else f"worker {_pid(workers[0])}") + of)
     return " + ".join(parts)
 
 

@@ -46,6 +46,7 @@ class ParallelPart:
         has the frame."""
         iid = message.iids[0]
         tid, lwp = message.thread if message.thread is not None else (None, None)
+        frame = message.frame
         self._chosen_processes = message.iids
         s = self.session
 
@@ -60,11 +61,27 @@ class ParallelPart:
             thread = tid or next((t.id for t in st.threads if lwp and t.lwp == lwp), None)
             if thread and thread != st.selected_thread:
                 await s.select_thread(thread)
+            if frame is not None:
+                await s.wait_refreshed(30)
+                self._choose_python_like(frame)
 
         if len(message.iids) > 1:
             self.notify(f"{ranks.short_names(self.state, message.iids)}: showing the first; G makes them the run group",
                         markup=False, timeout=4)
         self._run(go, "select the process", group="select")
+
+    def _choose_python_like(self, key: tuple) -> None:
+        """The shown thread's Python frame that the tree's row is ("py", name, file, line): selected, as a
+        choice in the Python frames pane would (the innermost such frame)."""
+        st = self.session.state
+        pt = pyview.python_thread(st)
+        if pt is None or len(key) < 4:
+            return
+        _kind, name, file, line = key[:4]
+        f = next((f for f in pt.frames if f.name == name and f.file == file and f.line == line), None)
+        if f is not None:
+            self._apply_state(st)
+            self._choose_python(f)
 
     def on_parallel_pane_group_asked(self, message: ParallelPane.GroupAsked) -> None:
         self._set_group(message.iids)

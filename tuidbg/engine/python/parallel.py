@@ -278,7 +278,7 @@ def rows(t: ParallelTree, state: DebuggerState | None = None, opened: frozenset 
                 for m in run[1:]:
                     out.append(_node_row(state, m, cont))
             bottom = run[-1]
-            if bottom.children and bottom.key not in closed:
+            if bottom.children and not any(m.key in closed for m in run):
                 emit(bottom.children, cont)
 
     emit(t.roots, "")

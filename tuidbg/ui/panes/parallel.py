@@ -14,6 +14,8 @@ the row's processes the run group (they continue and step together, the others s
 
 from __future__ import annotations
 
+import time
+
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
@@ -21,9 +23,13 @@ from textual.message import Message
 from textual.widgets import Static
 
 from tuidbg.engine.python import parallel as P
+from tuidbg.engine.python.view import stacks_read
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
+
+
+SETTLE = 0.1  # seconds a stop's stacks may take to come in before the tree is built of those there
 
 
 def row_content(row: P.Row, width: int) -> Content:
@@ -55,10 +61,12 @@ class ParallelPane(Vertical):
     class NodeChosen(Message):
         """Enter on a row: its processes (``iids``), and of the first the thread in it (gdb's id or its LWP)."""
 
-        def __init__(self, iids: tuple[str, ...], thread: tuple[str | None, int | None] | None) -> None:
+        def __init__(self, iids: tuple[str, ...], thread: tuple[str | None, int | None] | None,
+                     frame: tuple | None = None) -> None:
             super().__init__()
             self.iids = iids
             self.thread = thread
+            self.frame = frame  # the row's frame, as the dump keys it: ("py", name, file, line)
 
     class GroupAsked(Message):
         def __init__(self, iids: tuple[str, ...]) -> None:
@@ -67,13 +75,15 @@ class ParallelPane(Vertical):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self._opened: frozenset = frozenset()
-        self._closed: frozenset = frozenset()
-        self._state: DebuggerState | None = None
-        self._key: tuple | None = None
-        self._tree: P.ParallelTree | None = None
-        self._stop_key: tuple | None = None
+        self._folds_open: frozenset = frozenset()
+        self._branches_shut: frozenset = frozenset()
+        self._shown_state: DebuggerState | None = None
+        self._rows_key: tuple | None = None
+        self._shown_tree: P.ParallelTree | None = None
+        self._made_from: tuple | None = None
         self.painted_rows: list[P.Row] = []  # what the list shows (tests and the app read it)
+        self._settling = False
+        self.built_at = 0.0  # time.monotonic() of the last tree built (benchmarks read it)
 
     def compose(self):
         yield Static(id="parallel-summary")
@@ -88,31 +98,50 @@ class ParallelPane(Vertical):
                      for inf in state.inferiors)
 
     def update_state(self, state: DebuggerState) -> None:
+        """Build the tree of ``state`` (once per stop and stack read: while the other processes' stacks of a
+        stop come in one by one, at most every ``SETTLE`` seconds) and show it."""
         key = self.stop_key(state)
-        if key != self._stop_key:
-            if self._stop_key is not None and {k[:2] for k in key} != {k[:2] for k in self._stop_key}:
-                self._opened = self._closed = frozenset()  # (another stop: the folds as they come)
-            self._stop_key = key
-            self._tree = P.tree(state)
-        self._state = state
+        self._shown_state = state
+        if key != self._made_from:
+            if not stacks_read(state) and self._made_from is not None:
+                if not self._settling:
+                    self._settling = True  # (the rest of this stop's stacks are on their way)
+                    self.set_timer(SETTLE, self._settled)
+                return
+            self._build(state, key)
         self._repaint()
 
+    def _settled(self) -> None:
+        self._settling = False
+        state = self._shown_state
+        if state is not None and self.stop_key(state) != self._made_from:
+            self._build(state, self.stop_key(state))
+            self._repaint()
+
+    def _build(self, state: DebuggerState, key: tuple) -> None:
+        if self._made_from is not None and {k[:2] for k in key} != {k[:2] for k in self._made_from}:
+            self._folds_open = self._branches_shut = frozenset()  # (another stop: the folds as they come)
+        self._made_from = key
+        self._shown_tree = P.tree(state)
+        self.built_at = time.monotonic()
+
     def _repaint(self) -> None:
-        state, t = self._state, self._tree
+        state, t = self._shown_state, self._shown_tree
         if state is None or t is None:
             return
-        rows = P.rows(t, state, self._opened, self._closed)
+        rows = P.rows(t, state, self._folds_open, self._branches_shut)
         running = sum(1 for inf in state.inferiors if inf.process is ProcessState.RUNNING)
-        if not rows:
-            text = "the processes run" if running else "no Python stacks at this stop (yet)"
+        if not t.roots:
+            text = (f"{running} process{'es' if running != 1 else ''} running" if running
+                    else "no Python stacks at this stop (yet)")
             self.query_one("#parallel-summary", Static).update(Content(text))
         else:
             self.query_one("#parallel-summary", Static).update(Content(visible(P.summary(t))))
         lst = self.query_one(RowList)
         width = max(20, (lst.size.width or self.size.width or 80) - 1)
         key = (P.keys_of(rows), width)
-        if key != self._key:
-            self._key = key
+        if key != self._rows_key:
+            self._rows_key = key
             hl = lst.highlighted
             lst.set_rows([(row_content(r, width), r) for r in rows], highlight=min(hl, len(rows) - 1) if hl is not None and rows else None)
         self.painted_rows = rows
@@ -140,25 +169,26 @@ class ParallelPane(Vertical):
         if not event.activated:
             return
         if row.kind == "fold":
-            self._opened = self._opened | {row.key}
+            self._folds_open = self._folds_open | {row.key}
             self._repaint()
         elif row.iids:
-            self.post_message(self.NodeChosen(row.iids, P.first_thread(row, row.iids[0])))
+            frame = row.key[-1] if row.kind == "node" and row.key else None
+            self.post_message(self.NodeChosen(row.iids, P.first_thread(row, row.iids[0]), frame))
 
     def action_open_row(self) -> None:
         row = self._row()
         if row is None:
             return
         if row.kind == "fold":
-            self._opened = self._opened | {row.key}
-        elif row.key in self._closed:
-            self._closed = self._closed - {row.key}
+            self._folds_open = self._folds_open | {row.key}
+        elif row.key in self._branches_shut:
+            self._branches_shut = self._branches_shut - {row.key}
         self._repaint()
 
     def action_close_row(self) -> None:
         row = self._row()
         if row is not None and row.kind == "node":
-            self._closed = self._closed | {row.key}
+            self._branches_shut = self._branches_shut | {row.key}
             self._repaint()
 
     def action_group_row(self) -> None:
