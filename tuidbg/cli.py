@@ -498,7 +498,11 @@ async def start_session(cfg):
         # run: the program's symbols load inside the UI (which shows gdb reading
         # them); attach and core report their failures here, before any screen.
         await session.start(load=cfg.mode != "run")
-        if cfg.mode in ("attach", "core"):
+        if cfg.mode == "attach" and cfg.more_pids:
+            # (the screen shows the first process while gdb attaches to the others: a torchrun job's 49
+            # take it ~10 s; bench/many_ranks.py)
+            await session.first_process_shown()
+        elif cfg.mode in ("attach", "core"):
             await session.launch()
     except (StartupError, EngineError) as exc:
         await _close_quietly(session)

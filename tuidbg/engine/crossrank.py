@@ -30,7 +30,7 @@ import asyncio
 import concurrent.futures
 import keyword
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tuidbg.engine import mi, procstacks, pyagent, ranks
 from tuidbg.engine.errors import EngineError, MIError, Timeout
@@ -336,6 +336,35 @@ class CrossRank(Extension):
 
     async def on_configure(self, session) -> None:
         self.session = session
+        session.on_state(self._on_state)
+
+    # -- a run group's new processes ----------------------------------------------------------------
+
+    _joining: set[str] = set()
+
+    def _on_state(self, st: DebuggerState) -> None:
+        """A process that a process of the run group starts (a DataLoader's worker, a Pool's) joins the group
+        and runs: gdb keeps a new child stopped while it resumes only the group's processes, and the
+        parent would wait for it."""
+        if not st.run_group:
+            return
+        pids = {inf.pid for inf in st.inferiors if inf.id in st.run_group and inf.pid}
+        for inf in st.inferiors:
+            if (inf.id not in st.run_group and inf.pid and inf.ppid in pids and inf.threads
+                    and inf.process is ProcessState.NOT_STARTED and inf.id not in self._joining):
+                self._joining = self._joining | {inf.id}
+                task = asyncio.ensure_future(self._join(inf.id, inf.threads[0].id))
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _join(self, iid: str, tid: str) -> None:
+        s = self.session
+        try:
+            st = s.state
+            if iid not in st.run_group:
+                s.set_state(replace(st, run_group=st.run_group + (iid,)))
+            await s.cmd(f"-exec-continue --thread {tid}", check=False)
+        finally:
+            self._joining = self._joining - {iid}
 
     def claims_console(self, text: str) -> bool:
         words = text.strip().split(None, 1)

@@ -70,6 +70,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         self.loaded = False
         self._load_task: asyncio.Future | None = None
         self._launch_task: asyncio.Future | None = None
+        self._first_shown: asyncio.Future | None = None  # (first_process_shown)
         # A Python program's stops show a Python frame's locals first: native ones when a native frame is shown.
         self.native_locals_on_stop = not config.python_target
         self.cuda_workaround_applied = False
@@ -272,6 +273,23 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
     def launch_begun(self) -> bool:
         return self._launch_task is not None
 
+    async def first_process_shown(self) -> None:
+        """Until the launch has the first process to show (attach PID PID... and --children: the first one
+        attached and read; the others are attached after it, while the screen shows it), or the launch is
+        over (its failure raised here)."""
+        task = self.begin_launch()
+        if self._first_shown is None:
+            self._first_shown = asyncio.get_running_loop().create_future()
+        await asyncio.wait([task, self._first_shown], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            task.result()
+
+    def _shown_first(self) -> None:
+        if self._first_shown is None:
+            self._first_shown = asyncio.get_running_loop().create_future()
+        if not self._first_shown.done():
+            self._first_shown.set_result(None)
+
     async def _launch(self) -> None:
         cfg = self.config
         await self.load()
@@ -298,6 +316,12 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             if cfg.remote:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=await remote.after_attach(self)))
             if cfg.more_pids:
+                # (the attach's stop follows its ^done: then its refresh)
+                deadline = asyncio.get_running_loop().time() + START_TIMEOUT
+                while not self._state.is_stopped and asyncio.get_running_loop().time() < deadline:
+                    await asyncio.sleep(0.01)
+                await self.wait_refreshed(START_TIMEOUT)
+                self._shown_first()
                 await self.attach_more(cfg.more_pids)
         elif cfg.mode == "core":
             try:
@@ -367,6 +391,15 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         if not (rec.kind == mi.EXEC and rec.cls == "stopped"):
             self._told(False)
         new = reduce(self._state, rec)
+        keep = self._keep_shown
+        quiet_stop = False
+        if keep and new.selected_inferior != keep and (rec.cls == "stopped" or rec.cls == "thread-selected"):
+            shown = new.find(keep)
+            if shown is not None and shown.process is ProcessState.STOPPED:
+                # (keeping_shown: another process's stop, or gdb's selection of it, as gdb attaches to it or
+                # loads the agent into it; the shown one stays as it is, the other is not read through gdb)
+                new = replace(new, selected_inferior=keep)
+                quiet_stop = True
         main = new.inferiors[0].pid  # (the program, or the first PID attached to; the others: _more_targets)
         if main and main != self._state.inferiors[0].pid:
             self._note_target(main)
@@ -382,7 +415,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
                     log.exception("stop hook failed")
             self._told(tuidbgs_own_stop(new))
             self.set_state(new)
-            if new.process is ProcessState.STOPPED:
+            if new.process is ProcessState.STOPPED and not quiet_stop:
                 self._start_refresh(new.generation)
             return
         self.set_state(new)

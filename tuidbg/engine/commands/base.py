@@ -70,6 +70,10 @@ class CommandBase:
         return " ".join(parts) + (" " if parts else "")
 
     def _require_stopped(self, what: str) -> None:
+        if getattr(self, "_keep_shown", None) is not None:
+            # (attach --children: gdb attaches to the other processes, or loads the agent into them, while the
+            # screen shows the first; RunControl.keeping_shown)
+            raise EngineError(f"cannot {what} yet: gdb is still attaching to the other processes")
         st = self._state.process
         if st is ProcessState.RUNNING:
             raise EngineError(f"cannot {what}: the program is running (interrupt it first)")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 from dataclasses import replace
-from typing import Any, Coroutine
+from typing import Any, AsyncIterator, Coroutine
 
 from tuidbg.engine import mi, rescue, xstate
 from tuidbg.engine.commands.base import START_TIMEOUT, CommandBase
@@ -287,6 +288,33 @@ class RunControl(CommandBase):
         # The first process's refresh reads gdb's current process, which each attach below moves (a Python
         # stack walked in an inferior that has no process yet said "no Python" for the first one).
         await self.wait_refreshed(START_TIMEOUT)
+        async with self.keeping_shown(self._state.inferiors[0].id):
+            await self._attach_each(pids)
+
+    _keep_shown: str | None = None  # see keeping_shown
+
+    @contextlib.asynccontextmanager
+    async def keeping_shown(self, iid: str) -> AsyncIterator[None]:
+        """While the block moves gdb's selection from process to process (attaching to them, loading the
+        agent into them), the screen keeps showing process ``iid`` as it was read: another process's stop or
+        gdb's selection of it does not select it, nor is it read through gdb then (``procstacks`` reads its
+        Python stacks; its threads and frames are read when it is shown). gdb's selection is put back on
+        ``iid`` at the end."""
+        outer = self._keep_shown
+        self._keep_shown = iid
+        try:
+            yield
+        finally:
+            self._keep_shown = outer
+            if outer is None:
+                inf = self._state.find(iid)
+                if inf is not None and inf.threads and self._state.selected_inferior == iid:
+                    await self.cmd(f"-thread-select {inf.selected_thread or inf.threads[0].id}", check=False)
+                else:
+                    await self.show_again(iid)
+
+    async def _attach_each(self, pids: list[int]) -> None:
+        attached = []
         for pid in pids:
             res = await self.cmd("-add-inferior")
             iid = str(res.get("inferior") or "")
@@ -296,10 +324,17 @@ class RunControl(CommandBase):
             try:
                 await self.cmd(f"-target-attach --thread-group {iid} {pid}", timeout=START_TIMEOUT)
             except MIError as exc:
-                raise StartupError(attach_failure(pid, exc.message)) from exc
-        # The first one shown again, read again: its refresh ran while gdb attached to the others (and
-        # gdb's selection moved to each of them)
-        await self.show_again(self._state.inferiors[0].id)
+                # (the first process is on the screen already: this one is said and left out; it may have
+                # ended since its PID was found)
+                self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: {attach_failure(pid, exc.message)}\n"))
+                continue
+            attached.append(iid)
+        # (each attach's stop follows its ^done: the last ones' may still be on their way)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT
+        while any((inf := self._state.find(i)) is not None and inf.process is not ProcessState.STOPPED
+                  and inf.process is not ProcessState.EXITED for i in attached) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
 
     async def show_again(self, iid: str) -> None:
         """Process ``iid`` selected in gdb and shown again, read again: gdb's selection moved to other

@@ -268,6 +268,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             self._interrupted_token = 0
             self._step_token = 0
             hidden = stop is None and await self._apply_pending_table()
+            if stop is not None and len(self._links) > 1:
+                # (the other processes' agents take a table sent at this stop before their code runs on)
+                await self.apply_pending_tables(TABLE_TIMEOUT)
             await s.cont()
             if hidden:
                 s.set_state(s.state.with_python(transient=False))

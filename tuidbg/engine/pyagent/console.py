@@ -215,7 +215,11 @@ _HELP = """Python debugging commands (tuidbg's agent):
   pycontinue                      continue
   pycatch [uncaught|raise TYPE...|failure|off]  stop on exceptions / failing tests
   pyprint EXPR                    evaluate Python in the selected Python frame
-  pylocals [FRAME]                the locals of a Python frame (the selected one)"""
+  pylocals [FRAME]                the locals of a Python frame (the selected one)
+Several processes (run --children, attach PID PID..., attach --children):
+  pyall EXPR                      EXPR in the same function's frame of every process, grouped by value
+  printall EXPR                   a C/C++ expression through gdb in every process, grouped by value
+  group RANKS|ranks|workers|all   the processes c continues; the others stay stopped (group all: every one)"""
 
 
 def _py_location(rest: str) -> bool:

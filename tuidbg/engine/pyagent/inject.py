@@ -45,7 +45,8 @@ class Injection(AgentBase):
             pass
         # Only the process being loaded runs during its inferior calls: another one's agent, already
         # loaded, would stop in it (and gdb abandon the call), or a child's exit come in the middle.
-        async with self._only_this_process():
+        # (each 'inferior N' moves gdb's selection: the first process stays shown, gdb's selection put back)
+        async with s.keeping_shown(first), self._only_this_process():
             for iid, pid in procs:
                 link = self._attach_link(pid)
                 try:
@@ -53,7 +54,6 @@ class Injection(AgentBase):
                 except (MIError, EngineError, Timeout) as exc:
                     link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
                     failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
-        await s.show_again(first)  # (each 'inferior N' moved gdb's selection: the first process is shown again)
         self._publish()
         for text in failures:
             self._notify(text)

@@ -29,7 +29,9 @@ from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
 
 
-SETTLE = 0.1  # seconds a stop's stacks may take to come in before the tree is built of those there
+# Seconds a stop's stacks may take to come in (each one a new state, the last one builds the tree at once)
+# before the tree is built of those there.
+SETTLE = 0.5
 
 
 def row_content(row: P.Row, width: int) -> Content:
@@ -98,8 +100,8 @@ class ParallelPane(Vertical):
                      for inf in state.inferiors)
 
     def update_state(self, state: DebuggerState) -> None:
-        """Build the tree of ``state`` (once per stop and stack read: while the other processes' stacks of a
-        stop come in one by one, at most every ``SETTLE`` seconds) and show it."""
+        """Build the tree of ``state`` and show it: once every stopped process's stack of the stop is in (they
+        come in one by one, each a new state), or ``SETTLE`` seconds after the first of them, of those there."""
         key = self.stop_key(state)
         self._shown_state = state
         if key != self._made_from:
