@@ -70,7 +70,6 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         self.loaded = False
         self._load_task: asyncio.Future | None = None
         self._launch_task: asyncio.Future | None = None
-        self._first_shown: asyncio.Future | None = None  # (first_process_shown)
         # A Python program's stops show a Python frame's locals first: native ones when a native frame is shown.
         self.native_locals_on_stop = not config.python_target
         self.cuda_workaround_applied = False
@@ -273,23 +272,6 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
     def launch_begun(self) -> bool:
         return self._launch_task is not None
 
-    async def first_process_shown(self) -> None:
-        """Until the launch has the first process to show (attach PID PID... and --children: the first one
-        attached and read; the others are attached after it, while the screen shows it), or the launch is
-        over (its failure raised here)."""
-        task = self.begin_launch()
-        if self._first_shown is None:
-            self._first_shown = asyncio.get_running_loop().create_future()
-        await asyncio.wait([task, self._first_shown], return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            task.result()
-
-    def _shown_first(self) -> None:
-        if self._first_shown is None:
-            self._first_shown = asyncio.get_running_loop().create_future()
-        if not self._first_shown.done():
-            self._first_shown.set_result(None)
-
     async def _launch(self) -> None:
         cfg = self.config
         await self.load()
@@ -316,12 +298,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             if cfg.remote:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=await remote.after_attach(self)))
             if cfg.more_pids:
-                # (the attach's stop follows its ^done: then its refresh)
-                deadline = asyncio.get_running_loop().time() + START_TIMEOUT
-                while not self._state.is_stopped and asyncio.get_running_loop().time() < deadline:
-                    await asyncio.sleep(0.01)
-                await self.wait_refreshed(START_TIMEOUT)
-                self._shown_first()
+                await self.first_attached()
                 await self.attach_more(cfg.more_pids)
         elif cfg.mode == "core":
             try:

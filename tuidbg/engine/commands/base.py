@@ -54,6 +54,8 @@ class CommandBase:
 
         def _emit_console(self, rec: mi.MIRecord) -> None: ...
 
+        def begin_launch(self) -> asyncio.Future: ...
+
     def thread_options(self, frame: int | None = None) -> str:
         """``--thread N [--frame F] `` for the selected thread, or nothing under a CUDA device focus."""
         return self._thread_opt(frame=frame)

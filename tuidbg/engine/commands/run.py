@@ -281,6 +281,32 @@ class RunControl(CommandBase):
         opt = f"--thread-group {iid} " if iid else ""
         await self.cmd(f"-interpreter-exec {opt}console {mi.quote('set tdesc filename ' + xstate.TDESC)}", check=False)
 
+    _first_shown: asyncio.Future | None = None  # (first_process_shown)
+
+    async def first_process_shown(self) -> None:
+        """Until the launch has the first process to show (attach PID PID... and --children: the first one
+        attached and read; the others are attached after it, while the screen shows it), or the launch is
+        over (its failure raised here)."""
+        task = self.begin_launch()
+        if self._first_shown is None:
+            self._first_shown = asyncio.get_running_loop().create_future()
+        await asyncio.wait([task, self._first_shown], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            task.result()
+
+    async def first_attached(self) -> None:
+        """The launch's first process is attached and read (its stop follows the attach's ^done, then its
+        refresh): ``first_process_shown`` returns."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT
+        while not self._state.is_stopped and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        await self.wait_refreshed(START_TIMEOUT)
+        if self._first_shown is None:
+            self._first_shown = loop.create_future()
+        if not self._first_shown.done():
+            self._first_shown.set_result(None)
+
     async def attach_more(self, pids: list[int]) -> None:
         """``tuidbg attach PID PID...``: each further process as an inferior of its own; all-stop, and a
         continue resumes them all. The first stays the selected one."""
