@@ -57,6 +57,17 @@ class StateChanged(Message):
         return isinstance(message, StateChanged)
 
 
+OTHERS_PAINT = 0.25  # seconds: a change of other processes than the shown one waits this long to be painted
+
+
+def others_only(painted: DebuggerState, new: DebuggerState) -> bool:
+    """Whether ``new`` differs from the state on the screen in other processes than the shown one only."""
+    return (new.selected_inferior == painted.selected_inferior and new.inferior is painted.inferior
+            and new.breakpoints is painted.breakpoints and new.python_breakpoints is painted.python_breakpoints
+            and new.activity == painted.activity and new.gdb_exit == painted.gdb_exit
+            and new.run_group == painted.run_group and new.run_group_name == painted.run_group_name)
+
+
 # A run that begins at a stop the screen shows: its state reaches the panes this much later, if no
 # other state came meanwhile (app_source._on_engine_state).
 RUN_QUIET = 0.003
@@ -85,7 +96,22 @@ class SourcePart:
         hop (~0.15 ms of a step's key to its line, bench/RESULTS.md); states keep their order.
 
         Every state drops the step keys' plan (``ui.keyplan``); a stop's refreshed state makes a new one
-        ARM_AFTER seconds later."""
+        ARM_AFTER seconds later.
+
+        A state in which only other processes than the shown one changed (gdb attaching to a job's 48
+        processes one by one, their threads and stacks coming in) is painted OTHERS_PAINT seconds later,
+        with those after it: the Processes and Parallel tabs and the status line are all it changes."""
+        if self._others_timer is not None:
+            if others_only(self._painted, state) and self._posted is None and self._quiet_run is None:
+                self._others_state = state
+                return
+            self._others_timer.stop()
+            self._others_timer = None
+        elif (len(state.inferiors) > 1 and self._posted is None and self._quiet_run is None
+              and others_only(self._painted, state)):
+            self._others_state = state
+            self._others_timer = self.set_timer(OTHERS_PAINT, self._paint_others)
+            return
         keyplan.disarm(self)
         if state.is_stopped and state.refreshed:
             self._arm_keys_later()
@@ -108,6 +134,15 @@ class SourcePart:
                 self._handle_exception(error)
             return
         self.post_state(state)
+
+    _others_timer: Any = None
+    _others_state: DebuggerState | None = None
+
+    def _paint_others(self) -> None:
+        self._others_timer = None
+        state, self._others_state = self._others_state, None
+        if state is not None and not self._closing_screen():
+            self._take_state(state)
 
     def _on_stop_seen(self, stop: StopSeen) -> None:
         """A stop as gdb's record names it, before the engine builds its state (which follows at once, in

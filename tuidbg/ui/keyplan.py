@@ -76,7 +76,8 @@ def arm(app: Any, tries: int = 0) -> None:
     client = session.client
     st = app.state
     if (not app.is_running or app._closing_screen() or client is None or not client.alive
-            or session.state.process is not ProcessState.STOPPED or app._agent() is not None):
+            or session.state.process is not ProcessState.STOPPED or app._agent() is not None
+            or session.attaching):  # (no step until gdb has attached to every process: RunControl.keeping_shown)
         return
     if st is not session.state or client.oldest_pending() is not None or app._posted is not None:
         if tries < ARM_TRIES:  # (a stage of the stop's refresh, a step's own answer: once it is in)

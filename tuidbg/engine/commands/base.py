@@ -72,7 +72,7 @@ class CommandBase:
         return " ".join(parts) + (" " if parts else "")
 
     def _require_stopped(self, what: str) -> None:
-        if getattr(self, "_keep_shown", None) is not None:
+        if getattr(self, "attaching", False):
             # (attach --children: gdb attaches to the other processes, or loads the agent into them, while the
             # screen shows the first; RunControl.keeping_shown)
             raise EngineError(f"cannot {what} yet: gdb is still attaching to the other processes")

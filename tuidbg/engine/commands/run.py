@@ -319,6 +319,12 @@ class RunControl(CommandBase):
 
     _keep_shown: str | None = None  # see keeping_shown
 
+    @property
+    def attaching(self) -> bool:
+        """gdb attaches to further processes (or loads the agent into them) while the first is shown: no run
+        control until it is done (``keeping_shown``)."""
+        return self._keep_shown is not None
+
     @contextlib.asynccontextmanager
     async def keeping_shown(self, iid: str) -> AsyncIterator[None]:
         """While the block moves gdb's selection from process to process (attaching to them, loading the

@@ -46,15 +46,22 @@ class Injection(AgentBase):
         # Only the process being loaded runs during its inferior calls: another one's agent, already
         # loaded, would stop in it (and gdb abandon the call), or a child's exit come in the middle.
         # (each 'inferior N' moves gdb's selection: the first process stays shown, gdb's selection put back)
+        done: dict[str, list[int]] = {}  # what each said, the processes that said it (one note for all of them)
         async with s.keeping_shown(first), self._only_this_process():
             for iid, pid in procs:
                 link = self._attach_link(pid)
                 try:
-                    await self._inject_into(link, iid)
+                    await self._inject_into(link, iid, say=False)
                 except (MIError, EngineError, Timeout) as exc:
                     link.info = replace(link.info, status="failed", message=f"cannot load the Python agent: {exc}")
                     failures.append(f"tuidbg: cannot load the Python agent into process {pid}: {exc}")
+                else:
+                    done.setdefault(self._injected_words(link), []).append(pid)
         self._publish()
+        for words, pids in done.items():
+            who = f"process {pids[0]}" if len(pids) == 1 else f"{len(pids)} processes ({', '.join(map(str, pids[:4]))}" + (
+                ", ...)" if len(pids) > 4 else ")")
+            self._notify(f"Python agent injected into {who} {words}")
         for text in failures:
             self._notify(text)
 
@@ -68,7 +75,7 @@ class Injection(AgentBase):
             self._links[pid] = link
         return link
 
-    async def _inject_into(self, link: ProcLink, iid: str | None) -> None:
+    async def _inject_into(self, link: ProcLink, iid: str | None, say: bool = True) -> None:
         """Load the agent into one process: ``iid`` names its inferior when it is not gdb's selected one."""
         if iid:
             await self._switch_inferior(iid)
@@ -82,13 +89,13 @@ class Injection(AgentBase):
             if ok:
                 link.info = replace(link.info, status="waiting", inject=INJECT_PEP768, inject_note=None,
                                     message="the agent starts at the main thread's next Python line")
-                self._say_injected(link)
+                self._say_injected(link, say)
                 return
         log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
         await self._inject_pending_call(self._boot_code(sock), link)
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
                             message="the agent starts when the main thread runs Python code")
-        self._say_injected(link)
+        self._say_injected(link, say)
 
     async def _switch_inferior(self, iid: str) -> None:
         """gdb's current inferior becomes ``iid`` (and its thread the selected one). Not MI's --thread-group
@@ -96,14 +103,20 @@ class Injection(AgentBase):
         return breakpoint went into the other process, which died of it)."""
         await self._session().cmd(f"-interpreter-exec console {mi.quote('inferior ' + iid.lstrip('i'))}")
 
-    def _say_injected(self, link: ProcLink) -> None:
+    def _say_injected(self, link: ProcLink, say: bool = True) -> None:
         """Which path loaded the agent (and why not PEP 768): in the log and, through the listeners, the
-        UI's console."""
-        text = f"Python agent injected into process {link.pid} {INJECT_WORDS[link.info.inject]}"
+        UI's console (``say``; a session of several processes says it once for all of them)."""
+        text = f"Python agent injected into process {link.pid} {self._injected_words(link)}"
+        log.info("%s", text)
+        if say:
+            self._notify(text)
+
+    @staticmethod
+    def _injected_words(link: ProcLink) -> str:
+        text = INJECT_WORDS[link.info.inject]
         if link.info.inject_note:
             text += f" (not PEP 768: {link.info.inject_note})"
-        log.info("%s", text)
-        self._notify(text)
+        return text
 
     def _boot_args(self, sock: str) -> dict[str, object]:
         s = self.session
