@@ -8,6 +8,7 @@ limited to a rank. Traffic only to loopback."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import socket
 import subprocess
@@ -51,9 +52,24 @@ async def _until(pred, timeout: float = 60.0, what: str = "the condition") -> No
         await asyncio.sleep(0.02)
 
 
-def _go(tmp_path) -> None:
-    """A line on rank 2's FIFO (it is blocked opening it for reading)."""
-    fd = os.open(tmp_path / "go", os.O_WRONLY | os.O_NONBLOCK)
+def _kernel_state(pid: int) -> str:
+    """The process's state letter in /proc/PID/stat (t: stopped by its tracer)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+async def _go(tmp_path, timeout: float = 30.0) -> None:
+    """A line on rank 2's FIFO, once rank 2 is blocked opening it for reading: resumed, it re-enters the
+    open (ENXIO until it has: the FIFO has no reader yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(tmp_path / "go", os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
     try:
         os.write(fd, b"go\n")
     finally:
@@ -132,13 +148,25 @@ async def test_a_torchrun_job_of_four_ranks_seen_compared_and_run_in_groups(make
         await ag.resume()
         await _until(lambda: s.state.find(iid[2]).process is ProcessState.RUNNING, 30, "rank 2 running")
         assert all(s.state.find(i).process is ProcessState.STOPPED for i in others), s.state.inferiors
-        _go(tmp_path)
+        # (and so says the kernel: rank 2 asleep in its open of the FIFO, the three others in a tracing stop)
+        await _until(lambda: _kernel_state(ranks[2]) == "S", 30, "rank 2 asleep in its open")
+        assert {r: _kernel_state(ranks[r]) for r in (0, 1, 3)} == {0: "t", 1: "t", 3: "t"}
+        await _go(tmp_path)
         st = await ag.wait_stop(60)
         assert st.selected_inferior == iid[2] and st.python.stop is not None, st.python
         assert st.python.stop.frame.line == line_of(RANKS, "checkpoint")
         # the three other ranks never ran: the stop of rank 2 found them stopped, as they were (the launcher's
         # agent thread alone ran a moment, to take the new breakpoint table at the continue)
         assert {i: s.state.find(i).generation for i in others} == others
+        # rank 2 stepped alone (Python steps over the return, then over the call's line): back in train_step,
+        # then at the barrier's line, the three others still as they were
+        for line in ("call_checkpoint", "barrier"):
+            await ag.step_over()
+            st = await ag.wait_stop(60)
+            assert st.selected_inferior == iid[2] and st.python.stop is not None, st.python
+            assert (st.python.stop.func, st.python.stop.line) == ("train_step", line_of(RANKS, line)), st.python.stop
+        assert {i: s.state.find(i).generation for i in others} == others
+        assert all(s.state.find(i).process is ProcessState.STOPPED for i in others)
 
         # -- 4. every process again; a breakpoint limited to rank 1 after the barrier: only rank 1 stops there
         assert (await ext.handle_console("group all")).startswith("every process")

@@ -48,7 +48,7 @@ def train_step(ready_dir, rank):
     write_ready(ready_dir, rank)
     if rank == 2:
         wait_for_go(ready_dir)  # MARK:call_wait
-    checkpoint(rank)
+    checkpoint(rank)  # MARK:call_checkpoint
     dist.barrier()  # MARK:barrier
     reached(ready_dir, rank)  # MARK:after
     return step, t
