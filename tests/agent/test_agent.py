@@ -157,6 +157,9 @@ async def test_breakpoint_condition_hit_count_and_moved_line(make_session, pytho
     assert await ctl.handle_console("pyprint total", 3) == "15"  # main(): a(0) + a(1) + a(2) = 3 + 5 + 7
     with pytest.raises(pyagent.EngineError, match="NameError"):
         await ctl.handle_console("pyprint total")
+    # (pyprint --all is pyall, for several processes: one here, said in one line)
+    with pytest.raises(pyagent.EngineError, match="pyprint --all: one process is under the debugger"):
+        await ctl.handle_console("pyprint --all n")
     assert "total = 15  (int)" in await ctl.handle_console("pylocals", 3)
     assert await ctl.handle_console("pylocals 0", 3) == "n = 3  (int)"
     assert await ctl.handle_console("pydelete 1") == "deleted Python breakpoint 1"

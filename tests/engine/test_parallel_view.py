@@ -168,6 +168,18 @@ def test_pyall_answers_grouped_by_value_largest_first_with_the_odd_one_named():
     assert not crossrank.is_plain_name("lambda")
 
 
+def test_the_all_forms_of_print_are_pyall_and_printall():
+    for text, want in (("pyprint --all step", "pyall step"), ("pyprint  t.shape --all ", "pyall t.shape"),
+                       ("pyeval --all len(batch)", "pyall len(batch)"), ("print --all rank", "printall rank"),
+                       ("p --all *ptr", "printall *ptr"), ("pyprint --all", "pyall")):
+        assert crossrank.across_form(text) == want, text
+    for text in ("pyprint step", "print --allx", "print x", "pyprint all_steps", "pyall step", "group 3"):
+        assert crossrank.across_form(text) == text.strip(), text
+    ext = crossrank.CrossRank(None)
+    assert ext.claims_console("pyprint --all step") and ext.claims_console("print x --all")
+    assert not ext.claims_console("pyprint step") and not ext.claims_console("print --allx")
+
+
 def test_pyall_finds_the_frame_in_the_thread_where_the_process_is_first():
     st = job()
     inf = st.find("i5")

@@ -1,20 +1,23 @@
 """The Parallel Stacks tab at 80x24, keyboard only, on a real multiprocessing Pool of 8 (fork, under
 ``tuidbg run --children``, each worker with the agent; worker 5 waits in another function): interrupted,
-p shows every process's stack as one tree with the odd worker's branch first; Enter on a frame shows its
-first process with that frame selected (the Processes tab follows); pyall in that frame compares a value
-across the workers by their agents (worker 5's differs); G makes a branch's processes the run group,
-which the status line names (issue 33)."""
+the tab (from the command palette; p later) shows every process's stack as one tree with the odd
+worker's branch first, and help lists its keys; Enter on a frame shows its first process with that
+frame selected (the Processes tab follows); ``pyprint --all`` in that frame compares a value across the
+workers by their agents (worker 5's differs); G makes a branch's processes the run group, which the
+status line names; c runs the group alone, ctrl+c stops it (issue 33)."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
+from textual.command import CommandPalette
 from ui_helpers import make_app, until
 
 from tuidbg.engine import procstacks
 from tuidbg.ui.panes.parallel import ParallelPane
 from tuidbg.ui.panes.processes import ProcessesPane
+from tuidbg.ui.screens.modals import HelpScreen
 
 pytestmark = [requires_gdb, pytest.mark.slow,
               pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")]
@@ -37,8 +40,15 @@ async def test_parallel_stacks_of_a_pool_of_eight(tmp_path):
         await pilot.press("ctrl+c")
         await until(pilot, lambda: app.state.is_stopped and app.state.refreshed, 60, "the interrupt's stop")
         await procstacks.controller(app.session).wait_read(60)
-        await pilot.press("p")
+        # the tab from the command palette (p is tried below)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), 10, "the command palette")
+        await pilot.press(*"parallel stacks")
+        await until(pilot, lambda: _palette_offers(app, "Parallel stacks"), 10, "the palette's command")
+        await pilot.press("enter")
         pane = app.query_one(ParallelPane)
+        await until(pilot, lambda: not isinstance(app.screen, CommandPalette)
+                    and app.focused is pane.query_one("#parallel-list"), 10, "the tab from the palette")
         call_odd, call_wait = line_of(POOL, "call_odd"), line_of(POOL, "call_wait")
         await until(pilot, lambda: any(r.text.startswith(f"work  pool8.py:{call_wait}") for r in pane.painted_rows),
                     30, "the tree")
@@ -54,6 +64,13 @@ async def test_parallel_stacks_of_a_pool_of_eight(tmp_path):
         module = next(r for r in rows if r.text.startswith("<module>  pool8.py:"))
         assert module.label == f"pid {parent} + 8 workers · 9 procs", module  # (every process: forks of the parent)
         assert any(r.kind == "fold" for r in rows), texts  # (the trunk from the Pool's start to work, folded)
+        # help lists the tab's key and the tree's own keys
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), 10, "help")
+        keys = {bid: keys for keys, _desc, bid in app.screen.rows}
+        assert keys["pane.parallel"] == "p" and keys["parallel.group"] == "G", keys
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen), 10, "help closed")
         # Enter on the 7 workers' frame of work: the first of them shown, in that frame
         assert app.focused is pane.query_one("#parallel-list")
         await pilot.press("home")
@@ -67,7 +84,7 @@ async def test_parallel_stacks_of_a_pool_of_eight(tmp_path):
         assert procs.selected_id == first
         # pyall in that frame: every worker's task.size by its agent; worker 5's differs; the parent has no work
         app.query_one("#console-input").focus()
-        await pilot.press(*"pyall task.size", "enter")
+        await pilot.press(*"pyprint --all task.size", "enter")  # (pyall's other spelling)
         await until(pilot, lambda: "pyall task.size in work" in _console_text(app) and "holds" in _console_text(app),
                     60, "pyall's answer")
         text = _console_text(app)
@@ -94,6 +111,17 @@ async def test_parallel_stacks_of_a_pool_of_eight(tmp_path):
         await pilot.press("ctrl+c")
         await until(pilot, lambda: all(i.process.value == "stopped" for i in app.state.inferiors if i.pid), 30,
                     "every process stopped again")
+
+
+def _palette_offers(app, title: str) -> bool:
+    """Whether the open command palette lists ``title`` among its matches (highlighted or not)."""
+    from textual.command import CommandList
+
+    try:
+        options = app.screen.query_one(CommandList).options
+    except Exception:  # (not mounted yet)
+        return False
+    return any(title in str(o.prompt) for o in options)
 
 
 def _pid_of(app, iid: str) -> int:

@@ -1,10 +1,10 @@
 """One expression across every process of a session, its answers grouped by value (DDT's
 cross-process comparison): ``pyall EXPR`` and ``printall EXPR`` in the console, A on a Watch row.
 
-``pyall EXPR`` is Python, evaluated in the same function's frame of every stopped process that has
-that function on its stack (the function of the selected Python frame; else where the shown process
-is in Python): the innermost frame that runs it, in the thread where the process is in Python first
-(``python.view.process_line``), else in any of its threads. How each value is had:
+``pyall EXPR`` (also ``pyprint --all EXPR``) is Python, evaluated in the same function's frame of every
+stopped process that has that function on its stack (the function of the selected Python frame; else
+where the shown process is in Python): the innermost frame that runs it, in the thread where the
+process is in Python first (``python.view.process_line``), else in any of its threads. How each value is had:
 
 - a plain name (``step``, ``loss``) is read from each process's memory, all at once in worker
   threads (gdbext's value reader over ``/proc/PID/mem``, as the Locals pane reads locals): no agent is
@@ -14,13 +14,13 @@ is in Python): the innermost frame that runs it, in the thread where the process
   all at once (``pyagent.across``: only the agents' threads run meanwhile). A torch value is its
   metadata line (shape, dtype, device), never its data.
 
-``printall EXPR`` is C/C++, evaluated by gdb in each stopped process, in the frame of the selected
-native frame's function where that process has it (else its innermost frame): one process after
-another (gdb evaluates in one process at a time).
+``printall EXPR`` (also ``print --all EXPR``) is C/C++, evaluated by gdb in each stopped process, in the
+frame of the selected native frame's function where that process has it (else its innermost frame):
+one process after another (gdb evaluates in one process at a time).
 
 Answers are grouped by their text ("step = 124  ×7  (rank 0-2,4-7)"), the largest group first; each
 group says how its values were had; then the processes where the function is not on the stack, those
-running, and errors. The console commands and ``group`` (``tuidbg.engine.rungroups``' words) are run
+running, and errors. The console commands and ``group`` (``tuidbg.engine.ranks``' words) are run
 by the ``CrossRank`` extension.
 """
 
@@ -321,6 +321,27 @@ def controller(session) -> CrossRank | None:
     return None
 
 
+_ALL_FORMS = {"pyprint": "pyall", "pyeval": "pyall", "print": "printall", "p": "printall"}
+
+
+def across_form(text: str) -> str:
+    """The command ``text`` as ``pyall``/``printall`` where it is a print's ``--all`` form: ``pyprint --all
+    EXPR`` and ``pyprint EXPR --all`` are ``pyall EXPR``; ``print --all EXPR`` (``p``) is ``printall EXPR``
+    (gdb's print has no such option: ``--`` alone ends its options). Anything else: ``text`` stripped."""
+    text = text.strip()
+    word, _, rest = text.partition(" ")
+    rest = rest.strip()
+    if word not in _ALL_FORMS:
+        return text
+    if rest.startswith("--all ") or rest == "--all":
+        expr = rest[len("--all"):].strip()
+    elif rest.endswith(" --all"):
+        expr = rest[: -len("--all")].strip()
+    else:
+        return text
+    return f"{_ALL_FORMS[word]} {expr}".strip()
+
+
 GROUP_HELP = ("group RANKS|all|ranks|workers|launcher|pid PID,...: the processes c continues (the others stay "
               "stopped); group all: every process again; group: the group now")
 
@@ -367,15 +388,16 @@ class CrossRank(Extension):
             self._joining = self._joining - {iid}
 
     def claims_console(self, text: str) -> bool:
-        words = text.strip().split(None, 1)
+        words = across_form(text).split(None, 1)
         return bool(words) and words[0] in self.COMMANDS
 
     async def handle_console(self, text: str, where: Where | None = None, native_func: str | None = None) -> str | None:
-        """Run ``pyall EXPR`` (in ``where``'s frames), ``printall EXPR`` (in ``native_func``'s) or ``group ...``."""
+        """Run ``pyall EXPR`` (in ``where``'s frames), ``printall EXPR`` (in ``native_func``'s) or ``group ...``;
+        also their ``--all`` forms (``pyprint --all EXPR``, ``print --all EXPR``: ``across_form``)."""
         if not self.claims_console(text) or self.session is None:
             return None
         s = self.session
-        word, _, rest = text.strip().partition(" ")
+        word, _, rest = across_form(text).partition(" ")
         rest = rest.strip()
         if word == "pyall":
             return "\n".join((await pyall(s, rest, where)).lines(s.state))

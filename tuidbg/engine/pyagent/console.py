@@ -94,6 +94,10 @@ class ConsoleCommands(AgentBase):
         if cmd in ("pyprint", "pyeval"):
             if not rest:
                 raise EngineError(f"usage: {cmd} EXPRESSION")
+            if rest == "--all" or rest.startswith("--all ") or rest.endswith(" --all"):
+                # (with several processes the CrossRank extension runs it: crossrank.across_form)
+                raise EngineError(f"{cmd} --all: one process is under the debugger (several: run --children, "
+                                  "attach --children, attach PID PID...)")
             return await self.evaluate(rest, frame)
         if cmd == "pylocals":
             rows = await self.python_locals(int(rest) if rest.isdigit() else frame)
@@ -217,8 +221,8 @@ _HELP = """Python debugging commands (tuidbg's agent):
   pyprint EXPR                    evaluate Python in the selected Python frame
   pylocals [FRAME]                the locals of a Python frame (the selected one)
 Several processes (run --children, attach PID PID..., attach --children):
-  pyall EXPR                      EXPR in the same function's frame of every process, grouped by value
-  printall EXPR                   a C/C++ expression through gdb in every process, grouped by value
+  pyall EXPR, pyprint --all EXPR  EXPR in the same function's frame of every process, grouped by value
+  printall EXPR, print --all EXPR a C/C++ expression through gdb in every process, grouped by value
   group RANKS|ranks|workers|all   the processes c continues; the others stay stopped (group all: every one)"""
 
 
