@@ -161,7 +161,7 @@ def time_tuidbg(root: int, nprocs: int, sock: str) -> dict:
         # (the tab's first paint of the attach stop: every process attached, its agent loaded, stacks read)
         term.keys("p")
         t2 = term.until(lambda s: bool(whole.search(s)), 120, "the tree of the attach stop")
-        res["tab after the attach"] = t2 - t0
+        res["tab after the attach"] = t2 - t0  # (every process attached, its agent loaded, its stacks read)
         samples = []
         for _ in range(3):
             deadline = time.perf_counter() + 120
@@ -250,7 +250,8 @@ def main() -> None:
                 if not untraced(pids):
                     raise SystemExit("a process is still traced or stopped after tuidbg quit")
                 summ = re.search(r"\d+ processes, [^\n]*", res["screen"])
-                print(f"round {r + 1}: dump {ms(t)} ({d['summary']}); first screen {ms(res['first screen'])}, tab after "
+                print(f"round {r + 1} (load {os.getloadavg()[0]:.1f}): dump {ms(t)} ({d['summary']}); first screen "
+                      f"{ms(res['first screen'])}, tab after "
                       f"the attach {ms(res['tab after the attach'])}, stop -> tab "
                       + " ".join(ms(x) for x in res["stop -> tab samples"])
                       + f" ({summ.group(0) if summ else '?'}); quit {ms(res['quit'])}; tuidbg {res['tuidbg MiB']:.0f} MiB,"
