@@ -3,8 +3,8 @@
 the tab (from the command palette; p later) shows every process's stack as one tree with the odd
 worker's branch first, and help lists its keys; Enter on a frame shows its first process with that
 frame selected (the Processes tab follows); ``pyprint --all`` in that frame compares a value across the
-workers by their agents (worker 5's differs); G makes a branch's processes the run group, which the
-status line names; c runs the group alone, ctrl+c stops it (issue 33)."""
+workers by their agents (worker 5's differs), as A on a Watch row does; G makes a branch's processes
+the run group, which the status line names; c runs the group alone, ctrl+c stops it (issue 33)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ui_helpers import make_app, until
 from tuidbg.engine import procstacks
 from tuidbg.ui.panes.parallel import ParallelPane
 from tuidbg.ui.panes.processes import ProcessesPane
+from tuidbg.ui.panes.variables import WatchPane
 from tuidbg.ui.screens.modals import HelpScreen
 
 pytestmark = [requires_gdb, pytest.mark.slow,
@@ -92,6 +93,18 @@ async def test_parallel_stacks_of_a_pool_of_eight(tmp_path):
         assert f"task.size = 10  ×7  (7 workers of {parent})  · by the agent" in text, text
         assert f"task.size = 11  ×1  (worker {odd_pid} of {parent})  · by the agent" in text, text
         assert f"no frame of work: pid {parent}" in text, text
+        # A on a Watch row: the same, for the watch's expression
+        await pilot.press(*":watch task.size", "enter")
+        watch = app.query_one(WatchPane)
+        await until(pilot, lambda: app.focused is watch and watch.expressions == ["task.size"]
+                    and len(watch.root.children) == 1, 20, "the watch")
+        await pilot.press("home")
+        await until(pilot, lambda: watch.cursor_node is watch.root.children[0], 10, "the watch's row")
+        await pilot.press("A")
+        await until(pilot, lambda: _console_text(app).count(f"task.size = 11  ×1  (worker {odd_pid} of {parent})") == 2,
+                    60, "the watch across the processes")
+        assert "(gdb) pyall task.size" in _console_text(app)
+        app.query_one("#console-input").focus()
         # G on the 7 workers' row: they are the run group, and the status line says so
         await pilot.press("escape", "p")
         await until(pilot, lambda: app.focused is pane.query_one("#parallel-list"), 10, "the tree again")
