@@ -83,6 +83,50 @@ async def test_two_processes_in_one_session_then_both_let_go(make_session, tmp_p
             p.wait()
 
 
+async def test_the_first_process_is_shown_while_gdb_attaches_to_the_others(make_session, tmp_path):
+    """attach PID PID... as the TUI starts it (cli.start_session: first_process_shown): the first process
+    is stopped, read and shown before gdb has attached to the others; while it attaches to them (and loads
+    the agent into them) the first stays the shown one, whatever gdb selects, and run control is refused
+    with one line; then every process is there, the first still shown, and every one is let go."""
+    from tuidbg.engine.errors import EngineError
+
+    procs, s = [], None
+    n = 6
+    try:
+        for i in range(n):
+            procs.append(subprocess.Popen([str(DEBIAN_PY311), str(SLEEPERS), "1", str(tmp_path / f"ready{i}.json")],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        wait_for_files([tmp_path / f"ready{i}.json" for i in range(n)], procs)
+        pids = attach_pids([str(p.pid) for p in procs], children=False)
+        s = await make_session(mode="attach", pid=pids[0], more_pids=pids[1:], agent=True, python_target=True,
+                               start=False)
+        await s.start()
+        await s.first_process_shown()
+        st = s.state
+        assert st.inferiors[0].pid == pids[0] and st.selected_inferior == st.inferiors[0].id
+        assert st.is_stopped and st.refreshed and st.pid == pids[0]
+        assert s.attaching and len([inf for inf in st.inferiors if inf.pid]) < n, st.inferiors  # (the others later)
+        shown: list[str | None] = []
+        s.on_state(lambda new: shown.append(new.selected_inferior))
+        with pytest.raises(EngineError, match="still attaching to the other processes"):
+            await s.cont()
+        await s.launch()
+        assert not s.attaching
+        st = s.state
+        assert [inf.pid for inf in st.inferiors] == pids and st.selected_inferior == st.inferiors[0].id
+        assert all(inf.process is ProcessState.STOPPED for inf in st.inferiors)
+        assert shown and set(shown) == {st.inferiors[0].id}, shown  # (never another one meanwhile)
+        await s.close()
+        for pid in pids:
+            running_untraced(pid)
+    finally:
+        if s is not None:
+            await s.close()
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 def _free_port() -> int:
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))

@@ -322,8 +322,11 @@ class RunControl(CommandBase):
     @property
     def attaching(self) -> bool:
         """gdb attaches to further processes (or loads the agent into them) while the first is shown: no run
-        control until it is done (``keeping_shown``)."""
-        return self._keep_shown is not None
+        control until it is done (``keeping_shown``), from the moment the first is shown (``first_attached``)
+        to the launch's end (the agent loaded into every process)."""
+        if self._keep_shown is not None:
+            return True
+        return self._first_shown is not None and not self.begin_launch().done()
 
     @contextlib.asynccontextmanager
     async def keeping_shown(self, iid: str) -> AsyncIterator[None]:

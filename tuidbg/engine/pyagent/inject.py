@@ -73,6 +73,10 @@ class Injection(AgentBase):
             link = self._link if self._link.pid in (None, pid) else ProcLink(AgentInfo(status="waiting", how="attach"))
             link.pid = pid
             self._links[pid] = link
+        if link.info.pid is None:
+            # (the process it is for, before its hello: gdb no longer selects each process as it attaches to
+            # it, RunControl.keeping_shown, so the link is made here rather than when it is first selected)
+            link.info = replace(link.info, pid=pid)
         return link
 
     async def _inject_into(self, link: ProcLink, iid: str | None, say: bool = True) -> None:
