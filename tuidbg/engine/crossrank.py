@@ -43,6 +43,9 @@ from tuidbg.engine.state import DebuggerState, Inferior, ProcessState
 WORKERS = 4
 READ_WAIT = 10.0  # seconds to wait for every process's stacks of this stop (procstacks)
 _ADDR = re.compile(r"^<(.+) at 0x[0-9a-f]+>$")
+# The types whose value memory shows whole (gdbext's value reader): any other is asked of the agent.
+MEMORY_TYPES = frozenset({"int", "float", "bool", "complex", "str", "bytes", "NoneType", "list", "tuple", "dict",
+                          "set", "frozenset"})
 
 
 @dataclass(frozen=True)
@@ -240,8 +243,10 @@ async def pyall(session, expr: str, where: Where | None = None) -> Across:
                 out.answers.append(Answer(inf.id, "error", how="memory", error=f"cannot read it from memory: {exc}"))
                 return
             m = _ADDR.match(text)
-            if m is not None and ag is not None and ag.agent_connected_in(inf.pid):
-                to_agent.append((inf, lwp, f))  # (an object: the agent describes it, a tensor by its metadata)
+            if (m is not None or tname not in MEMORY_TYPES) and ag is not None and ag.agent_connected_in(inf.pid):
+                # (an object of a class: the agent describes it, a tensor by its metadata; memory shows only
+                # its attributes, a tensor's none)
+                to_agent.append((inf, lwp, f))
                 return
             if m is not None:
                 text = f"<{m.group(1)} object>"  # (its address differs in every process: compared by type)

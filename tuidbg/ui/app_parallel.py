@@ -8,9 +8,7 @@ shows (``ParallelPane.update_state``), from the stacks the state has (``engine.p
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from textual.app import SystemCommand
 from textual.widgets import TabbedContent
 
 from tuidbg.engine import crossrank, ranks
@@ -23,12 +21,6 @@ from tuidbg.ui.panes.parallel import ParallelPane
 log = logging.getLogger("tuidbg.ui")
 
 __all__ = ["ParallelPane", "ParallelPart"]
-
-# name, help, action (the palette lists these with the app's own commands)
-COMMANDS = [
-    ("Parallel stacks", "Every process's stacks at the stop merged into one tree, the odd branch first",
-     "pane('parallel')"),
-]
 
 
 class ParallelPart:
@@ -90,12 +82,6 @@ class ParallelPart:
         if f is not None:
             self._apply_state(st)
             self._choose_python(f)
-
-    def get_system_commands(self: Any, screen):
-        """The palette's commands of this part (with the app's own, NativeActions' and Textual's)."""
-        yield from super().get_system_commands(screen)  # type: ignore[misc]
-        for name, help_text, action in COMMANDS:
-            yield SystemCommand(name, help_text, lambda a=action: self.call_later(self.run_action, a))
 
     def on_parallel_pane_group_asked(self, message: ParallelPane.GroupAsked) -> None:
         self._set_group(message.iids)

@@ -142,7 +142,7 @@ class SourcePart:
         self._others_timer = None
         state, self._others_state = self._others_state, None
         if state is not None and not self._closing_screen():
-            self._take_state(state)
+            self.take_state(state)
 
     def _on_stop_seen(self, stop: StopSeen) -> None:
         """A stop as gdb's record names it, before the engine builds its state (which follows at once, in

@@ -39,6 +39,7 @@ def contexts() -> dict[str, list[type]]:
     from tuidbg.ui.panes.frames import CppFramesPane
     from tuidbg.ui.panes.io import CommandInput, ProgramInput
     from tuidbg.ui.panes.memory import MemoryView
+    from tuidbg.ui.panes.parallel import ParallelPane
     from tuidbg.ui.panes.registers import RegistersPane
     from tuidbg.ui.panes.source import SourceView
     from tuidbg.ui.panes.tables import BreakpointsPane, ThreadsPane
@@ -60,6 +61,7 @@ def contexts() -> dict[str, list[type]]:
         "the registers": [RegistersPane],
         "the memory": [MemoryView],
         "the tasks": [TasksPane],
+        "the parallel stacks": [ParallelPane],
     }
 
 

@@ -23,13 +23,13 @@ PANE_OF = {
     "SourceView": "source", "CppFramesPane": "cpp", "ThreadsPane": "threads", "BreakpointsPane": "breakpoints",
     "LocalsPane": "locals", "WatchPane": "watch", "CommandInput": "console", "ProgramInput": "output",
     "CudaPane": "cuda", "CudaRows": "cuda", "CudaInput": "cuda", "DisasmView": "source",
-    "RegistersPane": "registers", "MemoryView": "memory", "TasksPane": "tasks",
+    "RegistersPane": "registers", "MemoryView": "memory", "TasksPane": "tasks", "ParallelPane": "parallel",
 }
 PANE_TITLE = {
     "SourceView": "Source", "CppFramesPane": "C++ frames", "ThreadsPane": "Threads", "BreakpointsPane": "Breakpoints",
     "LocalsPane": "Locals", "WatchPane": "Watch", "CommandInput": "Console", "ProgramInput": "Output",
     "CudaPane": "CUDA", "CudaRows": "CUDA", "CudaInput": "CUDA", "DisasmView": "Disassembly",
-    "RegistersPane": "Registers", "MemoryView": "Memory", "TasksPane": "Tasks",
+    "RegistersPane": "Registers", "MemoryView": "Memory", "TasksPane": "Tasks", "ParallelPane": "Parallel stacks",
 }
 
 
