@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 
-from . import _follow, _registry
+from . import _follow, _registry, _shield
 from . import protocol as P
 from ._asyncio_steps import SUSPENDING, awaiter_frame
 from ._breakpoints import Breakpoints
@@ -103,9 +103,13 @@ class Agent(object):
         self.error = None
         self.mb = Mailbox()
         self.stub_traps = False
+        self.shielded = False
         try:
             self.stub_traps = bool(_children) and traps_available()
             self.stub_addr, self._stub = make_stub(self.stub_traps)
+            # no trap meant for the debugger ends the process if the debugger vanishes (``_shield``;
+            # the boot scripts put it in place already, a fork has its parent's)
+            self.shielded = _shield.arm()
         except StubError as exc:
             self.stub_addr, self._stub = 0, None
             self.error = str(exc)
@@ -298,6 +302,8 @@ class Agent(object):
                     want_reply = True
                 elif kind == "detach":
                     self.disable("detached")
+                    if op.get("clean"):  # (tuidbg detaches properly: not a debugger that vanished)
+                        _shield.disarm_after_detach(self._stop_lock)
                     replies.append({"op": kind, "ok": True})
                     resume = {"op": "resume", "mode": P.M_CONTINUE}
                 elif kind == "ping":
@@ -481,6 +487,10 @@ class Agent(object):
         if self._busy.get(tid):
             return None
         self._stop_lock.acquire()
+        if not self.enabled:  # (switched off while this thread waited for the lock: no trap any more)
+            self._stop_lock.release()
+            _shield.after_stop_lock(self._stop_lock)
+            return None
         self._busy[tid] = True
         # Free-threaded: a collection stops the world, and while a stop is answered the other threads are
         # frozen by gdb (only this one runs): an automatic collection started by the answer (an expression
@@ -501,6 +511,7 @@ class Agent(object):
             self.stop_frames = []  # do not keep the program's frames (and their locals) alive
             self._busy.pop(tid, None)
             self._stop_lock.release()
+            _shield.after_stop_lock(self._stop_lock)
 
     def _still_stops(self, extra):
         """A breakpoint this thread hit while another thread was stopped (it waited for the stop lock):

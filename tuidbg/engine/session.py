@@ -175,6 +175,12 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
                 self.mi_async = r.cls == "done"
         if not cfg.debuginfod and self.info.version >= (12,):
             await self.cmd("-gdb-set debuginfod enabled off", check=False)
+        if cfg.mode == "attach" and not cfg.remote:
+            # gdb steps a thread over a breakpoint in place (the breakpoint out, the other threads
+            # stopped) rather than in a copy of the instruction at the program's entry point: a gdb
+            # killed in the middle then leaves the thread where it belongs, at the instruction after
+            # (which the agent's SIGTRAP shield lets it run: tuidbg.agent._shield), not in the copy.
+            await self.cmd("-gdb-set displaced-stepping off", check=False)
         # Python's own gdb printers make every PyObject* argument a huge repr.
         await self.cmd("-gdb-set print frame-arguments scalars", check=False)
         await self.cmd("-enable-pretty-printing", check=False)
