@@ -413,6 +413,12 @@ def cmd_attach(args) -> int:
         if picked is None:
             return 1
         args.pid = [str(picked)]
+    return run_ui(attach_config(args), _ui_options(args))
+
+
+def attach_config(args):
+    """The session configuration of ``tuidbg attach PID... [--children]`` (args.pid given); UsageError for
+    bad input."""
     pids = attach_pids(args.pid, args.children)
     pid = pids[0]
     cfg = _session_config(args, "attach")
@@ -426,7 +432,7 @@ def cmd_attach(args) -> int:
         pass
     cfg.agent = cfg.python_target and not args.no_agent
     _remember(cfg, args)
-    return run_ui(cfg, _ui_options(args))
+    return cfg
 
 
 def attach_pids(texts: list[str], children: bool) -> list[int]:
