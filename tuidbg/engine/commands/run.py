@@ -232,12 +232,20 @@ class RunControl(CommandBase):
             res = await self.cmd("-add-inferior")
             iid = str(res.get("inferior") or "")
             info = rescue.proc_info(pid)
-            self._more_targets.append((pid, info.start_time if info else None, info is not None and info.state == "T"))
+            target = (pid, info.start_time if info else None, info is not None and info.state == "T")
+            self._more_targets.append(target)
             await self.plain_vector_registers(f"/proc/{pid}/exe", iid)
             try:
                 await self.cmd(f"-target-attach --thread-group {iid} {pid}", timeout=START_TIMEOUT)
             except MIError as exc:
-                raise StartupError(attach_failure(pid, exc.message)) from exc
+                if not rescue.has_ended(pid) and rescue.same_process(pid, target[1]):
+                    raise StartupError(attach_failure(pid, exc.message)) from exc
+                # it exited meanwhile (a pool's worker, replaced every few milliseconds): the others go on
+                self._more_targets.remove(target)
+                await self.cmd(f"-remove-inferiors {iid}", check=False)
+                note = f"process {pid} exited before it could be attached; the others are"
+                self.startup_messages.append(note)
+                self._emit_console(mi.MIRecord(mi.TEXT, payload=note + "\n"))
         # The first one shown again, read again: its refresh ran while gdb attached to the others (and
         # gdb's selection moved to each of them)
         await self.show_again(self._state.inferiors[0].id)
