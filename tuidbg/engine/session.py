@@ -41,6 +41,7 @@ log = logging.getLogger("tuidbg.engine")
 
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
+THREADS_SETTLE = 0.05  # threads that start or end: their state goes to the listeners this much later, at most
 
 
 class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, BreakpointCommands, DataCommands):
@@ -378,6 +379,10 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             self._note_target(main)
         if rec.kind == mi.NOTIFY and rec.cls == "library-loaded" and new.activity:
             self._linger_activity(new.activity)
+        if rec.kind == mi.NOTIFY and rec.cls in ("thread-created", "thread-exited"):
+            # (in bursts: 500 threads start, end, or go as gdb detaches them; one state for the lot)
+            self.set_state_soon(new, THREADS_SETTLE)
+            return
         if rec.kind == mi.EXEC and rec.cls == "stopped":
             if self.tty is not None:
                 self.tty.drain()
