@@ -314,6 +314,12 @@ def _session_config(args, mode: str):
     from tuidbg.engine.session import SessionConfig
 
     check_files(args.x_files, "-x")
+    from tuidbg.engine.mi import takes_more_lines
+
+    for command in args.ex:
+        why = takes_more_lines(command)
+        if why:
+            raise UsageError(f"-ex {why}")
     gdb = find_gdb(args.gdb, args.cuda)
     return SessionConfig(
         mode=mode,
@@ -583,6 +589,9 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 guard.restore()  # (Textual did; again by hand in case the exit was cut short)
         if guard.signalled:
             return 128 + guard.signalled
-        return app.return_code or 0
+        problems = app.start_problems()  # (the program could not start, a -ex failed: named on the screen too)
+        for line in problems:
+            print(f"tuidbg: {line}", file=sys.stderr)
+        return EXIT_USAGE if problems else app.return_code or 0
 
     return asyncio.run(go())

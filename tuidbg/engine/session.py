@@ -60,6 +60,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         self.tty: InferiorTTY | None = None
         self.info = GdbInfo()
         self.startup_messages: list[str] = []
+        self.startup_errors: list[str] = []  # -ex and -x commands that failed (startup_messages has them too)
         self._refresh_task: asyncio.Task | None = None
         self.refresh_stages: list[RefreshStage] = []
         self.select_stages: list[RefreshStage] = []
@@ -213,8 +214,14 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             finally:
                 self.set_state(self._state.evolve(activity=""))
         if cfg.mode == "run":
+            # gdb starts the program through a shell only where an argument needs one to reach it whole (an
+            # empty one, or one with blanks: without the shell gdb splits at blanks): the shell's one string
+            # has a limit of 128 KB (an 800 KB argument list fails there, "Argument list too long"), and
+            # it is a process more to start
+            plain = all(a and not any(c.isspace() for c in a) for a in cfg.args)
+            await self.cmd(f"-gdb-set startup-with-shell {'off' if plain else 'on'}", check=False)
             if cfg.args:
-                await self.cmd("-exec-arguments " + " ".join(shell_quote(a) for a in cfg.args))
+                await self.cmd("-exec-arguments " + " ".join(a if plain else shell_quote(a) for a in cfg.args))
             if cfg.cwd:
                 await self.cmd(f"-environment-cd {mi.quote(cfg.cwd)}", check=False)
             for k, v in cfg.program_env.items():
@@ -241,7 +248,8 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return None
 
     async def _user_console(self, command: str) -> None:
-        """A start-up command from -ex/-x: its output goes to the console, an error does not stop us."""
+        """A start-up command from -ex/-x: its output goes to the console, an error does not stop us (it is
+        kept in ``startup_errors``, for the screen to name)."""
         ext = self._extension_command(command)
         if ext is not None:
             try:
@@ -249,8 +257,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             except GdbExited:
                 raise
             except EngineError as exc:
-                self.startup_messages.append(f"{command}: {exc}")
-                self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc}\n"))
+                self._startup_error(f"{command}: {exc}")
                 return
             if text:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=text + "\n"))
@@ -258,9 +265,14 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         try:
             await self.console(command, timeout=START_TIMEOUT)
         except MIError as exc:
-            self.startup_messages.append(f"{command}: {exc.message}")
-            self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc.message}\n"))
-            return
+            self._startup_error(f"{command}: {exc.message}")
+        except EngineError as exc:  # (one that gdb must not be given: mi.takes_more_lines)
+            self._startup_error(f"{command}: {exc}")
+
+    def _startup_error(self, text: str) -> None:
+        self.startup_messages.append(text)
+        self.startup_errors.append(text)
+        self._emit_console(mi.MIRecord(mi.LOG, payload=text + "\n"))
 
     async def launch(self) -> None:
         """Start the program (run), attach to it, or open the core. Raises StartupError (or GdbExited,
@@ -464,7 +476,12 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return self.client.send_now(command, timeout=timeout, check=check, quiet=True)
 
     async def console(self, command: str, timeout: float | None = CMD_TIMEOUT) -> Result:
-        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console."""
+        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console. A command
+        that would read more lines (``if``, ``define``, a bare ``python``: gdb would take the next MI
+        commands for them) is refused with EngineError."""
+        why = mi.takes_more_lines(command)
+        if why:
+            raise EngineError(why)
         return await self.cmd(f"-interpreter-exec console {mi.quote(command)}", timeout=timeout, quiet=False)
 
     async def complete(self, text: str) -> list[str]:
