@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Optional  # (a subscript evaluated at run time: 3.9 has no X | None)
+from typing import Optional, TypeVar  # (a subscript evaluated at run time: 3.9 has no X | None)
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -37,7 +38,38 @@ def modal_css(name: str, extra: str = "") -> str:
     return _MODAL_CSS.replace("DIALOG", name) + extra
 
 
-class QuitScreen(ModalScreen[str]):
+R = TypeVar("R")
+
+
+class Dialog(ModalScreen[R]):
+    """A modal screen that goes once, and only itself.
+
+    Textual's ``dismiss`` pops whatever screen is on top. Keys typed quickly (a terminal delivers them
+    together) reach a dialog before the first one's dismissal has taken it off: Enter submits a prompt
+    and the Escape after it, handled by the same prompt, dismissed a second time, which popped the main
+    screen (ScreenStackError, the app ended: tests/ui/test_ui_key_fuzz.py found it). Here a second
+    dismiss does nothing, and one while another screen is on top of this one (the gdb-not-answering
+    dialog, taken away as gdb answers, under a help screen) waits until this one is on top again."""
+
+    _gone = False
+    _due: tuple | None = None  # (the result of a dismiss that waits to be on top)
+
+    def dismiss(self, result=None) -> AwaitComplete:
+        if self._gone:
+            return AwaitComplete()
+        if not self.is_active:
+            self._due = (result,)
+            return AwaitComplete()
+        self._gone = True
+        return super().dismiss(result)
+
+    def on_screen_resume(self) -> None:
+        if self._due is not None:
+            (result,), self._due = self._due, None
+            self.dismiss(result)
+
+
+class QuitScreen(Dialog[str]):
     """Detach, kill or cancel; the default depends on how the session started."""
 
     DEFAULT_CSS = modal_css("QuitScreen")
@@ -74,7 +106,7 @@ class QuitScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "cancel")
 
 
-class PromptScreen(ModalScreen[Optional[str]]):
+class PromptScreen(Dialog[Optional[str]]):
     DEFAULT_CSS = modal_css("PromptScreen")
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel")]
 
@@ -100,7 +132,7 @@ class PromptScreen(ModalScreen[Optional[str]]):
         self.dismiss(event.value)
 
 
-class OpenFileScreen(ModalScreen[Optional[str]]):
+class OpenFileScreen(Dialog[Optional[str]]):
     """Type a path, or pick one of the program's files (filtered as you type): its own first, each with
     where it comes from (``ui.filerank``)."""
 
@@ -189,7 +221,7 @@ def _file_row(c, width: int) -> Content:
     return Content.assemble(left, " " * max(2, width - left.cell_length - len(label)), (label, "dim italic"))
 
 
-class ValueScreen(ModalScreen[None]):
+class ValueScreen(Dialog[None]):
     DEFAULT_CSS = modal_css("ValueScreen", """
     ValueScreen > Vertical { height: 80%; }
     ValueScreen TextLog { height: 1fr; }
@@ -214,7 +246,7 @@ class ValueScreen(ModalScreen[None]):
         log.focus()
 
 
-class GdbExitedScreen(ModalScreen[str]):
+class GdbExitedScreen(Dialog[str]):
     DEFAULT_CSS = modal_css("GdbExitedScreen")
     BINDINGS = [Binding("escape", "dismiss('stay')", "Stay", id="gdbexit.stay")]
 
@@ -240,7 +272,7 @@ class GdbExitedScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "stay")
 
 
-class GdbHungScreen(ModalScreen[str]):
+class GdbHungScreen(Dialog[str]):
     """gdb does not answer: wait, wake it (when it is stopped), kill it, or restart the session."""
 
     DEFAULT_CSS = modal_css("GdbHungScreen")
@@ -307,7 +339,7 @@ class KeyTable(DataTable):
         return max(1, self.scrollable_content_region.height - self.header_height)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """The keys in force now (the active keymap), by binding id: every one of them reachable, in two
     column pairs where the screen is wide enough for them (all of the app's keys at once at 160x48),
     one pair that scrolls below that (the arrows, PgUp/PgDn, Home/End and the wheel); and which signals

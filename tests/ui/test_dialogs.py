@@ -1,0 +1,46 @@
+"""tuidbg's dialogs (``ui.screens.modals.Dialog``) go once, and only themselves: Textual's own dismiss pops
+whatever screen is on top (a second dismiss of a prompt popped the main screen: issue 29, item 9)."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from tuidbg.ui.screens.modals import GdbHungScreen, PromptScreen, ValueScreen
+
+
+class _App(App):
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list = []
+
+
+async def test_a_second_dismiss_does_nothing():
+    app = _App()
+    async with app.run_test() as pilot:
+        prompt = PromptScreen("go to line")
+        app.push_screen(prompt, app.results.append)
+        await pilot.pause()
+        prompt.dismiss("12")
+        prompt.dismiss(None)  # (the Escape typed after Enter, handled by the same prompt)
+        await pilot.pause()
+        assert app.results == ["12"] and len(app.screen_stack) == 1 and app.is_running
+
+
+async def test_a_dialog_under_another_goes_when_it_is_on_top_again():
+    """gdb answers while its not-answering dialog is under another (a value shown over it): that one stays on
+    top; the gdb dialog goes, with its result, once the other is closed."""
+    app = _App()
+    async with app.run_test() as pilot:
+        hung = GdbHungScreen("gdb has not answered -exec-continue for 6 s", False, "attach")
+        app.push_screen(hung, app.results.append)
+        await pilot.pause()
+        value = ValueScreen("x", "1")
+        app.push_screen(value)
+        await pilot.pause()
+        hung.dismiss("answered")
+        await pilot.pause()
+        assert app.screen is value and hung in app.screen_stack and app.results == []
+        await pilot.press("escape")  # (closes the value)
+        await pilot.pause()
+        await pilot.pause()
+        assert app.results == ["answered"] and len(app.screen_stack) == 1
