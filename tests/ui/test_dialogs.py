@@ -44,3 +44,20 @@ async def test_a_dialog_under_another_goes_when_it_is_on_top_again():
         await pilot.pause()
         await pilot.pause()
         assert app.results == ["answered"] and len(app.screen_stack) == 1
+
+
+async def test_a_dialog_dismissed_before_it_is_mounted_does_not_crash():
+    """A key typed ahead reaches a dialog just pushed (the open-file one, pushed once gdb has listed the
+    source files) before its widgets are mounted, and dismisses it."""
+    from tuidbg.ui.screens.modals import OpenFileScreen, QuitScreen
+
+    app = _App()
+    async with app.run_test() as pilot:
+        for make in (lambda: OpenFileScreen(["/a.c", "/b.c"], "/"), lambda: PromptScreen("watch"),
+                     lambda: QuitScreen("attach", "process 1")):
+            screen = make()
+            app.push_screen(screen, app.results.append)
+            screen.dismiss(None)
+            await pilot.pause()
+            await pilot.pause()
+        assert app.is_running and len(app.screen_stack) == 1 and app.results == [None, None, None]

@@ -194,9 +194,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         bp = self._bps.get(int(bp_id))
         if bp is None:
             raise EngineError(f"no Python breakpoint {bp_id}")
-        self._bps[bp.id] = replace(bp, rev=bp.rev + 1, **changes)
+        new = self._bps[bp.id] = replace(bp, rev=bp.rev + 1, **changes)
         await self._push_bps()
-        return self._bps[bp.id]
+        return self._bps.get(bp.id, new)  # (a delete while the table went out took it away: no KeyError)
 
     # -- public: options ------------------------------------------------------------------------
 

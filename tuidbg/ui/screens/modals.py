@@ -100,6 +100,8 @@ class QuitScreen(Dialog[str]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one("#detach" if self.mode == "attach" else "#kill", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -125,6 +127,8 @@ class PromptScreen(Dialog[Optional[str]]):
                 yield Static(Content(self.hint), classes="hint")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -169,6 +173,8 @@ class OpenFileScreen(Dialog[Optional[str]]):
             "no source files known; type a path. Enter opens, Esc cancels"
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self._filter(self.start)
         self.query_one(Input).focus()
 
@@ -240,6 +246,8 @@ class ValueScreen(Dialog[None]):
             yield Static(Content(f"{len(self.value)} characters; Esc closes"), classes="hint")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         log = self.query_one(TextLog)
         log.write_lines(self.value.split("\n"))  # (a long line wraps)
         log.scroll_home(animate=False)
@@ -265,6 +273,8 @@ class GdbExitedScreen(Dialog[str]):
                 yield Button("Quit", id="quit", variant="error")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         for button in self.query("#restart").results(Button):
             button.focus()
 
@@ -299,10 +309,13 @@ class GdbHungScreen(Dialog[str]):
                 yield Button("Restart", id="restart")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one("#wake" if self.stopped else "#wait", Button).focus()
 
     def update_what(self, what: str) -> None:
-        self.query_one("#hung-what", Static).update(Content(visible(what)))
+        for label in self.query("#hung-what").results(Static):
+            label.update(Content(visible(what)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id or "wait")
@@ -373,11 +386,14 @@ class HelpScreen(Dialog[None]):
         self._fill(self.app.size.width, self.app.size.height)  # (the table's height, the line taken)
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one(KeyTable).focus()
         self._fill(self.app.size.width, self.app.size.height)
 
     def on_resize(self, event) -> None:
-        self._fill(event.size.width, event.size.height)
+        if not self._gone:
+            self._fill(event.size.width, event.size.height)
 
     def _fill(self, width: int, height: int) -> None:
         """One (keys, action, binding id) column triple, or two side by side when they fit: read down the
