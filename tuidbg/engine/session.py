@@ -16,7 +16,6 @@ import asyncio
 import logging
 import os
 import re
-import shlex
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Coroutine
 
@@ -32,7 +31,7 @@ from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, 
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
 from tuidbg.engine.listeners import Listeners, tuidbgs_own_stop
-from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
+from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner, program_arguments
 from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce, stop_seen
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
@@ -178,10 +177,8 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         if not cfg.debuginfod and self.info.version >= (12,):
             await self.cmd("-gdb-set debuginfod enabled off", check=False)
         if cfg.mode == "attach" and not cfg.remote:
-            # gdb steps a thread over a breakpoint in place (the breakpoint out, the other threads
-            # stopped) rather than in a copy of the instruction at the program's entry point: a gdb
-            # killed in the middle then leaves the thread where it belongs, at the instruction after
-            # (which the agent's SIGTRAP shield lets it run: tuidbg.agent._shield), not in the copy.
+            # Steps over a breakpoint in place, not in a copy at the entry point: a gdb killed mid-step leaves
+            # the thread where it belongs, which the agent's SIGTRAP shield lets run (tuidbg.agent._shield).
             await self.cmd("-gdb-set displaced-stepping off", check=False)
         # Python's own gdb printers make every PyObject* argument a huge repr.
         await self.cmd("-gdb-set print frame-arguments scalars", check=False)
@@ -214,14 +211,10 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             finally:
                 self.set_state(self._state.evolve(activity=""))
         if cfg.mode == "run":
-            # gdb starts the program through a shell only where an argument needs one to reach it whole (an
-            # empty one, or one with blanks: without the shell gdb splits at blanks): the shell's one string
-            # has a limit of 128 KB (an 800 KB argument list fails there, "Argument list too long"), and
-            # it is a process more to start
-            plain = all(a and not any(c.isspace() for c in a) for a in cfg.args)
-            await self.cmd(f"-gdb-set startup-with-shell {'off' if plain else 'on'}", check=False)
-            if cfg.args:
-                await self.cmd("-exec-arguments " + " ".join(a if plain else shell_quote(a) for a in cfg.args))
+            shell, args = program_arguments(cfg.args)
+            await self.cmd(f"-gdb-set startup-with-shell {'on' if shell else 'off'}", check=False)
+            if args:
+                await self.cmd("-exec-arguments " + args)
             if cfg.cwd:
                 await self.cmd(f"-environment-cd {mi.quote(cfg.cwd)}", check=False)
             for k, v in cfg.program_env.items():
@@ -248,8 +241,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return None
 
     async def _user_console(self, command: str) -> None:
-        """A start-up command from -ex/-x: its output goes to the console, an error does not stop us (it is
-        kept in ``startup_errors``, for the screen to name)."""
+        """A start-up command from -ex/-x: its output goes to the console, an error is kept (startup_errors)."""
         ext = self._extension_command(command)
         if ext is not None:
             try:
@@ -476,9 +468,8 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return self.client.send_now(command, timeout=timeout, check=check, quiet=True)
 
     async def console(self, command: str, timeout: float | None = CMD_TIMEOUT) -> Result:
-        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console. A command
-        that would read more lines (``if``, ``define``, a bare ``python``: gdb would take the next MI
-        commands for them) is refused with EngineError."""
+        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console. One that
+        would read more lines (``if``, ``define``: mi.takes_more_lines) is refused with EngineError."""
         why = mi.takes_more_lines(command)
         if why:
             raise EngineError(why)
@@ -605,7 +596,3 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
     def write_program_input(self, data: bytes) -> None:
         if self.tty is not None:
             self.tty.write(data)
-
-def shell_quote(arg: str) -> str:
-    """Quote a program argument for gdb's start-up shell (gdb runs the program through /bin/sh)."""
-    return shlex.quote(arg)
