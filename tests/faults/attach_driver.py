@@ -7,7 +7,9 @@ Usage: attach_driver.py PID FILE LINE MODE
 It puts a Python breakpoint at FILE:LINE and continues; at the first stop once every process of the tree has
 its agent connected it prints ``READY pids=P,P,...``. MODE ``stop``: at each stop it prints ``STOPPED
 pid=PID`` and waits at the stop for a line on stdin before it continues. MODE ``run``: it continues at once
-after each stop, for ever (the kill comes while processes run, stop, answer the agent's requests).
+after each stop, for ever (the kill comes while processes run, stop, answer the agent's requests). MODE
+``hang``: once ready it continues, has gdb run a command that does not end (gdb reads no more input: a gdb
+stuck in the kernel looks the same) and prints ``HUNG``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,15 @@ async def main(pid: str, file: str, line: int, mode: str) -> None:
                 continue
             ready = True
             print("READY pids=" + ",".join(str(inf.pid) for inf in s.state.inferiors), flush=True)
+        if mode == "hang":
+            await ctl.resume()
+            mark = os.path.join(os.environ["TMPDIR"], "gdb-hangs")
+            asyncio.ensure_future(s.console(f"python import time; open({mark!r}, 'w').close(); time.sleep(3600)",
+                                            timeout=None))
+            while not os.path.exists(mark):  # (gdb runs the command now, and reads no more)
+                await asyncio.sleep(0.05)
+            print("HUNG", flush=True)
+            await asyncio.sleep(3600)
         if mode == "stop":
             print(f"STOPPED pid={st.pid} python={st.python.stop is not None}", flush=True)
             if not await reader.readline():

@@ -209,3 +209,37 @@ async def test_the_shield_is_in_while_debugged_and_out_after_a_proper_quit(tree,
     await s.close()
     wait_until(lambda: not any(_sigtrap_caught(p) for p in tree.pids), 10, "SIGTRAP back to its default")
     tree.assert_unharmed()
+
+
+def test_no_gdb_outlives_tuidbg_even_one_that_reads_no_more(tree, tmp_path):
+    """tuidbg killed while its gdb runs a command that does not end (it reads no more input, so it never sees
+    the end of it: a gdb stuck in the kernel waiting for a process looks the same): gdb's watch thread
+    (``gdbext.orphan``) sees tuidbg gone and starts the rescuer (``engine.orphan``), which kills gdb and lets
+    the tree go, mended (every process meanwhile stopped at a trap the stuck gdb could not take)."""
+    drvtmp = tempfile.mkdtemp(prefix="d")
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), TMPDIR=str(drvtmp))
+    with open(tmp_path / "driver.err", "wb") as err:
+        drv = subprocess.Popen([sys.executable, str(DRIVER), str(tree.proc.pid), str(TREE), str(line_of(TREE, "busy tick")),
+                                "hang"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
+                               start_new_session=True)
+    lines = Lines(drv)
+    gdb = None
+    try:
+        ready = lines.next(120)
+        assert ready.startswith("READY"), ready + (tmp_path / "driver.err").read_text()[-3000:]
+        gdb = next(p for p in descendants(drv.pid) if getattr(proc(p), "comm", "") == "gdb")
+        assert lines.next(60) == "HUNG"
+        # the tree stops at its traps, which gdb cannot take now
+        wait_until(lambda: any(proc(p) is not None and proc(p).state == "t" for p in tree.pids), 30,
+                   "a process of the tree to wait for the stuck gdb")
+        os.kill(drv.pid, signal.SIGKILL)
+        drv.wait(10)
+        wait_until(lambda: proc(gdb) is None or proc(gdb).state in ("Z", "X"), 30, "gdb to be gone")
+        tree.assert_unharmed()
+    finally:
+        if drv.poll() is None:
+            drv.kill()
+        drv.wait()
+        if gdb is not None and proc(gdb) is not None and proc(gdb).state not in ("Z", "X"):
+            os.kill(gdb, signal.SIGKILL)
+        shutil.rmtree(drvtmp, ignore_errors=True)
