@@ -13,7 +13,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311
 from tmux_term import tmux  # noqa: F401 (fixture)
-from ui_helpers import log_text, make_app, until, until_stopped
+from ui_helpers import log_text, make_app, screen_rows, until, until_stopped
 
 from tuidbg import cli
 from tuidbg.engine.debugger import new_session
@@ -57,10 +57,12 @@ async def test_a_program_that_cannot_start_is_named_in_the_status_line(monkeypat
         assert "No such file or directory" in log_text(app, "console-log")
 
 
-async def test_a_program_that_exits_at_once_shows_its_last_lines(monkeypatch, tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_a_program_that_exits_at_once_shows_its_last_lines(monkeypatch, tmp_path, size):
+    """Issue 30 item 8 as well: on the screen, at 80x24 and at 160x48, without the Output tab."""
     python = DEBIAN_PY311 if DEBIAN_PY311.exists() else sys.executable
     app = _run_app(monkeypatch, tmp_path, "--python", str(python), "-m", "no_module_of_this_name")
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the program to exit")
         await until(pilot, lambda: "No module named no_module_of_this_name" in _status(app), 10,
                     "the status line to name the program's last line")
@@ -69,6 +71,15 @@ async def test_a_program_that_exits_at_once_shows_its_last_lines(monkeypatch, tm
         assert "the program exited with code 1 within" in console, console
         assert "No module named no_module_of_this_name" in console.split("the program exited with code 1")[-1]
         assert app.start_problems() == []  # (it started: its own failure, not tuidbg's)
+        # on the screen: the console in view (on a narrow one in place of the stacks) with the program's last
+        # line, and the status line naming it (cut to the width at 80 columns)
+        await until(pilot, lambda: any("│ /usr/bin/python3.11: No module named no_module_of_this_name" in r
+                                       or f"│ {python}: No module named no_module_of_this_name" in r
+                                       for r in screen_rows(app)), 10, "the console's line on the screen")
+        rows = screen_rows(app)
+        assert any("exited with code 1 within" in r for r in rows), "\n".join(rows)
+        assert any(r.strip().startswith("program exited with code 1: ") and "No module named" in r for r in rows), \
+            "\n".join(rows)
 
 
 async def test_a_failed_ex_command_is_in_the_status_line_until_the_first_stop(monkeypatch, tmp_path, threads_prog):

@@ -8,7 +8,8 @@ for ``tuidbg run``, one line on stderr at exit (``start_problems``, which the CL
   program first stops.
 - The program ran, but exited with a non-zero code within its first EARLY_EXIT seconds (``No module named
   pytest``, a SyntaxError in the script): its last lines of output are written to the console, and the
-  status line names the last of them, so that nobody has to look for them in the Output tab.
+  status line names the last of them, so that nobody has to look for them in the Output tab (the console's
+  tab is brought into view, on a narrow screen in place of the stacks).
 
 A mixin of ``TuidbgApp`` (``ui/app.py``), like the app's other parts.
 """
@@ -54,6 +55,7 @@ class StartPart:
         self._start_failure = reason
         self._error(reason)
         self._console_lines(last)
+        self._console_in_view()
         self._update_status(self.state)
 
     def _watch_start(self, prev: DebuggerState, state: DebuggerState) -> None:
@@ -77,6 +79,7 @@ class StartPart:
             [f"the program {state.exit_description or f'exited with code {code}'}{took}"
              + ("; its last lines:" if last else ", and printed nothing")], style="error")
         self._console_lines(last)
+        self._console_in_view()
         tail = next((line.strip() for line in reversed(last) if line.strip()), "")
         self._early_exit = tail[:200] or None
         self._update_status(state)
@@ -110,6 +113,15 @@ class StartPart:
 
     def _last_output(self, n: int) -> list[str]:
         return self.query_one(OutputPane).program_lines()[-n:]
+
+    def _console_in_view(self) -> None:
+        """The console's tab shown (on a narrow screen its group too, instead of the stacks), not focused: the
+        keys typed next are still the debugger's (R runs the program again)."""
+        from textual.widgets import TabbedContent
+
+        self.query_one("#io-group", TabbedContent).active = "tab-console"
+        if self.narrow:
+            self._show_group("io-group")
 
     def _console_lines(self, lines: list[str]) -> None:
         if lines:
