@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311
+from helpers import DEBIAN_PY311, wait_for
 from tmux_term import tmux  # noqa: F401 (fixture)
 from ui_helpers import log_text, make_app, screen_rows, until, until_stopped
 
@@ -145,3 +145,27 @@ def test_run_names_the_start_failure_on_stderr_at_exit(tmux, no_loader):  # noqa
     said = said[said.index("tuidbg: "):said.index("TUIDBG_EXIT=")]
     assert said.count("tuidbg: ") == 1 and "cannot start" in said and "No such file or directory" in said, screen
     assert "TUIDBG_EXIT=2" in screen
+
+
+@pytest.mark.parametrize("extra, shell", [([], False), (["a b", ""], True)])
+async def test_arguments_reach_the_program_as_given_with_or_without_a_shell(make_session, tmp_path, extra, shell):
+    """Without blanks or empty ones gdb starts the program itself; with them, through its shell, each quoted:
+    either way every argument arrives as it was given (nothing expanded, split or redirected)."""
+    import json
+
+    from tuidbg.engine.session_config import program_arguments
+
+    script = tmp_path / "argv.py"
+    script.write_text("import json, sys\nprint('ARGV=' + json.dumps(sys.argv[1:]))\n")
+    args = ["$HOME", "*", "it's", 'say"hi"', "a;b", ">out", "~", "`id`", "\\n", *extra]
+    assert program_arguments(args)[0] is shell
+    python = DEBIAN_PY311 if DEBIAN_PY311.exists() else sys.executable
+    s = await make_session(mode="run", program=str(python), args=[str(script), *args], cwd=str(tmp_path))
+    out = bytearray()
+    s.on_program_output(out.extend)
+    await s.launch()
+    await wait_for(lambda: s.state.process is ProcessState.EXITED and b"ARGV=" in out, 60, "the program's exit")
+    assert s.state.exit_code in (0, None), s.state.exit_description
+    line = next(ln for ln in out.decode().splitlines() if ln.startswith("ARGV="))
+    assert json.loads(line[len("ARGV="):]) == args
+    assert not (tmp_path / "out").exists()
