@@ -169,3 +169,15 @@ async def test_arguments_reach_the_program_as_given_with_or_without_a_shell(make
     line = next(ln for ln in out.decode().splitlines() if ln.startswith("ARGV="))
     assert json.loads(line[len("ARGV="):]) == args
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_script_that_is_not_python_is_named_in_the_status_line(monkeypatch, tmp_path):
+    """``tuidbg run x.py`` where x.py is not Python (a shell script here): Python's SyntaxError, its last
+    words, in the status line and the console, not only in the Output tab."""
+    script = tmp_path / "x.py"
+    script.write_text("#!/bin/sh\necho hello world && ls -l /\n")
+    app = _run_app(monkeypatch, tmp_path, str(script))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the program to exit")
+        await until(pilot, lambda: "SyntaxError" in _status(app), 10, "the status line to name the SyntaxError")
+        assert any("│ SyntaxError: invalid syntax" in r for r in screen_rows(app)), "\n".join(screen_rows(app))
