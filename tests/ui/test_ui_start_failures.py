@@ -181,3 +181,12 @@ async def test_a_script_that_is_not_python_is_named_in_the_status_line(monkeypat
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the program to exit")
         await until(pilot, lambda: "SyntaxError" in _status(app), 10, "the status line to name the SyntaxError")
         assert any("│ SyntaxError: invalid syntax" in r for r in screen_rows(app)), "\n".join(screen_rows(app))
+
+
+async def test_unbalanced_ex_commands_are_start_up_errors_and_the_session_goes_on(make_session, threads_prog):
+    """An unbalanced -ex (a quote left open, an ``end`` with no block, a ``python`` line that does not parse)
+    is a start-up error each, named for the status line and stderr; gdb still answers after them."""
+    ex = ['print "abc', "end", "python print((1", "frobnicate"]
+    s = await make_session(mode="run", program=str(threads_prog), ex=ex)
+    assert [e.split(":")[0] for e in s.startup_errors] == ex, s.startup_errors
+    assert (await s.console("print 6 * 7")).cls == "done"
