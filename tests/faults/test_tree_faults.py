@@ -207,7 +207,9 @@ async def test_the_shield_is_in_while_debugged_and_out_after_a_proper_quit(tree,
             break
     assert all(_sigtrap_caught(p) for p in tree.pids), [(p, _sigtrap_caught(p)) for p in tree.pids]
     await s.close()
-    wait_until(lambda: not any(_sigtrap_caught(p) for p in tree.pids), 10, "SIGTRAP back to its default")
+    wait_until(lambda: not any(_sigtrap_caught(p) for p in tree.pids), 10,
+               lambda: f"SIGTRAP back to its default (still caught in {[p for p in tree.pids if _sigtrap_caught(p)]}; "
+                       f"{[(p, proc(p)) for p in tree.pids]})")
     tree.assert_unharmed()
 
 
