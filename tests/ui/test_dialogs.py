@@ -61,3 +61,24 @@ async def test_a_dialog_dismissed_before_it_is_mounted_does_not_crash():
             await pilot.pause()
             await pilot.pause()
         assert app.is_running and len(app.screen_stack) == 1 and app.results == [None, None, None]
+
+
+async def test_the_help_closed_before_gdb_answers_on_signals_does_not_crash():
+    """F1 then Escape typed at once: the help is gone when the app hands it gdb's line on signals (the key
+    fuzz found a NoMatches there); shown before its mount, the line is there once it is mounted."""
+    from tuidbg.ui.screens.modals import HelpScreen
+
+    app = _App()
+    async with app.run_test() as pilot:
+        screen = HelpScreen([("q", "Quit", "app.quit")], "default")
+        app.push_screen(screen, app.results.append)
+        screen.dismiss(None)
+        screen.show_signals("SIGINT stops")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running and len(app.screen_stack) == 1
+        early = HelpScreen([("q", "Quit", "app.quit")], "default")
+        early.show_signals("SIGTERM passes")
+        await app.push_screen(early)
+        await pilot.pause()
+        assert "SIGTERM passes" in str(early.query_one("#help-signals").render())

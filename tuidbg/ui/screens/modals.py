@@ -382,13 +382,17 @@ class HelpScreen(Dialog[None]):
     def show_signals(self, text: str) -> None:
         """The help's line on signals (the app asks gdb once the screen is up)."""
         self.signals = text
-        self.query_one("#help-signals", Static).update(Content(text))
+        if self._gone or not self.is_mounted:  # (closed already, a key typed ahead: gdb answered after)
+            return
+        for line in self.query("#help-signals").results(Static):
+            line.update(Content(text))
         self._fill(self.app.size.width, self.app.size.height)  # (the table's height, the line taken)
 
     def on_mount(self) -> None:
         if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
             return
         self.query_one(KeyTable).focus()
+        self.query_one("#help-signals", Static).update(Content(self.signals))  # (gdb may have answered first)
         self._fill(self.app.size.width, self.app.size.height)
 
     def on_resize(self, event) -> None:
