@@ -314,6 +314,12 @@ def _session_config(args, mode: str):
     from tuidbg.engine.session import SessionConfig
 
     check_files(args.x_files, "-x")
+    from tuidbg.engine.mi import takes_more_lines
+
+    for command in args.ex:
+        why = takes_more_lines(command)
+        if why:
+            raise UsageError(f"-ex {why}")
     gdb = find_gdb(args.gdb, args.cuda)
     return SessionConfig(
         mode=mode,
@@ -413,6 +419,12 @@ def cmd_attach(args) -> int:
         if picked is None:
             return 1
         args.pid = [str(picked)]
+    return run_ui(attach_config(args), _ui_options(args))
+
+
+def attach_config(args):
+    """The session configuration of ``tuidbg attach PID... [--children]`` (args.pid given); UsageError for
+    bad input."""
     pids = attach_pids(args.pid, args.children)
     pid = pids[0]
     cfg = _session_config(args, "attach")
@@ -426,7 +438,7 @@ def cmd_attach(args) -> int:
         pass
     cfg.agent = cfg.python_target and not args.no_agent
     _remember(cfg, args)
-    return run_ui(cfg, _ui_options(args))
+    return cfg
 
 
 def attach_pids(texts: list[str], children: bool) -> list[int]:
@@ -581,6 +593,9 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 guard.restore()  # (Textual did; again by hand in case the exit was cut short)
         if guard.signalled:
             return 128 + guard.signalled
-        return app.return_code or 0
+        problems = app.start_problems()  # (the program could not start, a -ex failed: named on the screen too)
+        for line in problems:
+            print(f"tuidbg: {line}", file=sys.stderr)
+        return EXIT_USAGE if problems else app.return_code or 0
 
     return asyncio.run(go())

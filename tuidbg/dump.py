@@ -182,15 +182,17 @@ def cmd_dump(args) -> int:
         return _dump_remote(args, gdb)
     from tuidbg import dumpmany
 
-    pids, errors, found = dumpmany.targets(args.pid, bool(args.children))
+    pids, errors, found, exited = dumpmany.targets(args.pid, bool(args.children))
     opts = {"native": native, "via_gdb": bool(args.via_gdb), "nonblocking": bool(args.nonblocking), "gdb": gdb}
     if len(pids) == 1 and not errors:
         # one process: read here, and its failure is the command's one line
         procs = [read_process(pids[0], **opts)]
     else:
         procs, more = dumpmany.read_all(pids, read_process, opts, args.jobs, found)
+        more, gone = dumpmany.sort_out_exited(more, found)  # (a descendant that ended meanwhile: no error)
         errors += more
-    return _finish(procs, errors, bool(args.json), native)
+        exited += gone
+    return _finish(procs, errors, bool(args.json), native, exited)
 
 
 def _dump_remote(args, gdb: str | None) -> int:
@@ -225,8 +227,9 @@ def _dump_remote(args, gdb: str | None) -> int:
     return _finish(procs, errors, bool(args.json), bool(args.native))
 
 
-def _finish(procs: list[dict], errors: list[dict], as_json: bool, native: bool) -> int:
-    """Print the dump (or, when nothing was read, the one error line or each error); the exit code."""
+def _finish(procs: list[dict], errors: list[dict], as_json: bool, native: bool, exited: list[dict] | None = None) -> int:
+    """Print the dump (or, when nothing was read, the one error line or each error); the exit code: 2 when
+    a process asked for could not be read (a descendant that exited before its read is no error)."""
     from tuidbg import dumpreport as R
     from tuidbg.launch import UsageError
 
@@ -238,7 +241,7 @@ def _finish(procs: list[dict], errors: list[dict], as_json: bool, native: bool) 
             print(line, file=sys.stderr)
         return 2
     # (with --json and several PIDs, a dump that read none still says so, for --merge)
-    return _write(R.document(procs, errors), as_json, native, lines)
+    return _write(R.document(procs, errors, exited), as_json, native, lines)
 
 
 def _write(doc: dict, as_json: bool, native: bool, lines: list[str]) -> int:

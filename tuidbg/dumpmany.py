@@ -2,8 +2,10 @@
 reading them concurrently.
 
 - ``targets``: the PIDs asked for, each checked (``launch.check_pid``), with ``--children``
-  each one's descendants after it (depth first, by PID), tuidbg itself and
-  zombies left out. A PID that cannot be dumped is an error entry, not the end of the dump.
+  each one's descendants after it (depth first, by PID), tuidbg itself left out. A PID asked for
+  that cannot be dumped is an error entry, not the end of the dump; a descendant that ended
+  between the listing and its read (a pool's worker that exited, a zombie) is an "exited"
+  entry, not an error (``sort_out_exited``).
 - ``facts``: what the report says of a process besides its stacks: its parent, the host,
   and its role as a distributed job sets it in the environment (``RANK``, ``LOCAL_RANK``,
   ``WORLD_SIZE`` from ``/proc/PID/environ``: the environment it was started with, which is
@@ -29,7 +31,7 @@ from __future__ import annotations
 import os
 
 from tuidbg.launch import UsageError, check_pid
-from tuidbg.procread.proc import ROLE_VARS, parent_of, role_env
+from tuidbg.procread.proc import ROLE_VARS, exiting, parent_of, role_env, start_time
 
 HOST = os.uname().nodename
 
@@ -43,12 +45,14 @@ def error_entry(pid, message: str) -> dict:
     return {"pid": pid, "host": HOST, "error": message}
 
 
-def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict], set[int]]:
-    """(the PIDs to dump, in order, each once; an error entry for each that cannot be; those
-    found by ``children`` rather than named)."""
+def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict], dict[int, int | None], list[dict]]:
+    """(the PIDs to dump, in order, each once; an error entry for each that cannot be; those found by
+    ``children`` rather than named, with their start times; an "exited" entry for each of those that
+    ended before it could be listed)."""
     pids: list[int] = []
-    found: set[int] = set()
+    found: dict[int, int | None] = {}
     errors: list[dict] = []
+    exited: list[dict] = []
     seen: set[int] = set()
     for text in texts:
         try:
@@ -66,13 +70,34 @@ def targets(texts: list[str], children: bool) -> tuple[list[int], list[dict], se
             if child in seen:
                 continue
             seen.add(child)
+            born = start_time(child)
             try:
                 pids.append(check_pid(str(child)))
-                found.add(child)
+                found[child] = born
             except UsageError as exc:
-                if "zombie" not in str(exc) and "no process" not in str(exc):  # (ended meanwhile: nothing to read)
+                if "zombie" in str(exc) or "no process" in str(exc):  # (ended meanwhile: nothing to read)
+                    exited.append(exited_entry(child))
+                else:
                     errors.append(error_entry(child, str(exc)))
-    return pids, errors, found
+    return pids, errors, found, exited
+
+
+def exited_entry(pid: int) -> dict:
+    return {"pid": pid, "host": HOST}
+
+
+def sort_out_exited(errors: list[dict], found: dict[int, int | None]) -> tuple[list[dict], list[dict]]:
+    """(the errors, the "exited" entries): a descendant whose read failed because it ended (it is gone, a
+    zombie, or its PID is another process's now) exited; it is not an error."""
+    kept: list[dict] = []
+    exited: list[dict] = []
+    for e in errors:
+        pid = e.get("pid")
+        if pid in found and (exiting(pid, 0.2) or start_time(pid) != found[pid]):
+            exited.append(exited_entry(pid))
+        else:
+            kept.append(e)
+    return kept, exited
 
 
 def _int_or(text: str):
@@ -110,7 +135,7 @@ def descendants(pid: int) -> list[int]:
 
 
 def read_all(pids: list[int], read, opts: dict, jobs: int | None = None,
-             found: set[int] = frozenset()) -> tuple[list[dict], list[dict]]:
+             found: dict[int, int | None] | None = None) -> tuple[list[dict], list[dict]]:
     """(the reports of the processes read, in ``pids``'s order; error entries for the others).
     ``read(pid, **opts)`` (and ``descendant=True`` for the PIDs in ``found``) returns a report or
     raises UsageError; it runs in forked workers
@@ -118,6 +143,7 @@ def read_all(pids: list[int], read, opts: dict, jobs: int | None = None,
     other, with ``jobs`` 1."""
     import json
 
+    found = found or {}
     if not jobs:
         jobs = len(os.sched_getaffinity(0))
     jobs = min(jobs, len(pids))

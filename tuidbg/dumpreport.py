@@ -27,7 +27,8 @@ The JSON (``tuidbg dump --json PID...``; ``--merge`` reads and writes the same):
                                                      # thread states on no thread the reader could name)
         "tasks": [...],                                 # the asyncio tasks (tuidbg.dumptasks); absent when
         "tasks_error": "..."}],                          # the program has no asyncio; why not, if not read
-     "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}]}  # (only if any)
+     "errors": [{"pid": 4000000, "host": "node1", "error": "no process with ID 4000000"}],  # (only if any)
+     "exited": [{"pid": 4102, "host": "node1"}]}  # (only if any: found by --children, ended before its read)
 
 Keys may be added within a version; a reader ignores those it does not know. Version 2 added
 ``tasks`` (and ``tasks_error``): a version 1 dump is the same without them, and ``--merge`` and
@@ -60,10 +61,12 @@ class BadReport(Exception):
 # JSON
 
 
-def document(processes: list[dict], errors: list[dict]) -> dict:
+def document(processes: list[dict], errors: list[dict], exited: list[dict] | None = None) -> dict:
     doc: dict = {"format": FORMAT, "version": VERSION, "processes": processes}
     if errors:
         doc["errors"] = errors
+    if exited:
+        doc["exited"] = exited
     return doc
 
 
@@ -111,6 +114,7 @@ ORPHAN = {"thread_id": _INT, "frames": (list,)}
 FRAME = {"kind": (str,), "function": _TEXT, "qualname": _TEXT, "file": _TEXT, "line": _INT, "entry": _FLAG,
          "native_level": _INT, "addr": _TEXT, "library": _TEXT, "level": _INT, "fold": _TEXT, "internal": _FLAG}
 ERROR = {"pid": (int, str, _N), "host": _TEXT, "error": _TEXT}
+EXITED = {"pid": (int, str), "host": _TEXT}
 TASK = {"id": (str,), "name": _TEXT, "state": _TEXT, "current": _FLAG, "running": _FLAG, "thread": (str, int, _N),
         "tid": _INT, "frames": (list,), "awaiting": (dict, _N), "awaited_by": (list, _N), "error": _TEXT}
 AWAITING = {"kind": _TEXT, "type": _TEXT, "name": _TEXT, "state": _TEXT, "id": _TEXT}
@@ -207,6 +211,13 @@ def bad_document(doc: dict) -> str | None:
         why = _wrong(e, ERROR)
         if why:
             return f"error {i} of the dump {why}"
+    exited = doc.get("exited", [])
+    if not isinstance(exited, list):
+        return "its exited processes are not a list of objects"
+    for i, e in enumerate(exited, 1):
+        why = _wrong(e, EXITED)
+        if why:
+            return f"exited process {i} of the dump {why}"
     return None
 
 
@@ -214,11 +225,13 @@ def merge(paths: list[str]) -> dict:
     """The dumps in ``paths`` as one (their processes and errors, in the order given)."""
     procs: list[dict] = []
     errors: list[dict] = []
+    exited: list[dict] = []
     for path in paths:
         doc = load(path)
         procs.extend(doc["processes"])
         errors.extend(doc.get("errors", []))
-    return document(procs, errors)
+        exited.extend(doc.get("exited", []))
+    return document(procs, errors, exited)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +347,10 @@ def format_text(doc: dict, native: bool = False, tail: list[str] = ()) -> str:
     for e in doc.get("errors", []):
         host = f"{clean(e.get('host') or '?')}:" if hosts else ""
         out.append(f"  {host}{e.get('pid')}: not read: {clean(e.get('error', ''))}")
+    gone = doc.get("exited", [])
+    if gone:
+        names = " ".join((f"{clean(e.get('host') or '?')}:" if hosts else "") + clean(str(e.get("pid"))) for e in gone)
+        out.append(f"  exited before {'it was' if len(gone) == 1 else 'they were'} read: {names}")
     groups = group(procs)
     if len(procs) > 1 or any(len(g.members) > 1 for g in groups):
         out.append("")

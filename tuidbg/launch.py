@@ -89,6 +89,30 @@ def _is_elf(path: str) -> bool:
     return _head(path, 4) == ELF_MAGIC
 
 
+# ELF e_machine values: the ones this machine's kernel runs, and names for the message.
+_EM_NAMES = {3: "i386", 62: "x86-64", 40: "32-bit ARM", 183: "aarch64", 243: "RISC-V", 21: "64-bit PowerPC",
+             22: "s390", 8: "MIPS"}
+_EM_RUNS_HERE = {"x86_64": {62, 3}, "amd64": {62, 3}, "aarch64": {183, 40}, "arm64": {183, 40}}
+
+
+def _foreign_elf(path: str) -> str | None:
+    """The architecture of an ELF executable this machine cannot run (an aarch64 binary on x86-64), else None."""
+    import platform
+
+    runs = _EM_RUNS_HERE.get(platform.machine().lower())
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if runs is None or len(head) < 20 or head[:4] != ELF_MAGIC or head[5] not in (1, 2):
+        return None
+    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    if machine in runs:
+        return None
+    return _EM_NAMES.get(machine, f"machine {machine}")
+
+
 def _shebang(path: str) -> list[str] | None:
     head = _head(path, 256)
     if head is None:
@@ -172,6 +196,11 @@ def program_target(argv: list[str], python: str | None, cwd: str | None) -> Targ
     if name.endswith(".py") and not (os.access(name, os.X_OK) and _is_elf(name)):
         return python_target(python, name, None, args, cwd)
     path = _resolve_executable(name)
+    foreign = _foreign_elf(path)
+    if foreign:
+        import platform
+
+        raise UsageError(f"{name} is an executable for {foreign}; this machine ({platform.machine()}) cannot run it")
     if _is_elf(path):
         return Target(path, args, python=_looks_like_python(path), description=os.path.basename(path))
     bang = _shebang(path)

@@ -367,3 +367,20 @@ def test_merge_bad_files(tmp_path):
     check_error(run_tuidbg("dump", "--merge", str(good), "123"), "123: cannot read it")
     check_error(run_tuidbg("dump", "--merge"), "--merge: expected at least one argument")
     check_error(run_tuidbg("dump", str(os.getpid()), "--merge", str(good)), "--merge reads dumps from files: no PIDs")
+
+
+def test_exited_processes_are_listed_kept_by_merge_and_no_error(tmp_path):
+    """A descendant that ended between the listing and its read (``dump --children``) is listed as exited:
+    in the text (one line), kept by ``--merge``, never an error (exit 0)."""
+    from tuidbg import dumpreport as R
+
+    proc = {"pid": 11, "host": "n1", "threads": [{"id": "1", "tid": 11, "frames": []}]}
+    one = tmp_path / "one.json"
+    two = tmp_path / "two.json"
+    one.write_text(json.dumps(R.document([proc], [], [{"pid": 4102, "host": "n1"}])))
+    two.write_text(json.dumps(R.document([dict(proc, pid=12, host="n2")], [], [{"pid": 4103, "host": "n2"}])))
+    merged = R.merge([str(one), str(two)])
+    assert merged["exited"] == [{"pid": 4102, "host": "n1"}, {"pid": 4103, "host": "n2"}] and "errors" not in merged
+    assert "exited before they were read: n1:4102 n2:4103" in R.format_text(merged)
+    r = run_tuidbg("dump", "--merge", str(one), str(two))
+    assert r.returncode == 0 and "exited before they were read: n1:4102 n2:4103" in r.stdout, (r.returncode, r.stderr)

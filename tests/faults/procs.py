@@ -77,12 +77,13 @@ def leftovers(pids: set[int], targets: tuple[int, ...] = ()) -> list[str]:
     return found
 
 
-def wait_until(pred, timeout: float, what: str) -> None:
+def wait_until(pred, timeout: float, what) -> None:
+    """``what``: text, or a function that says it (what is found then, for the failure's message)."""
     timeout = max(timeout, LOADED_FLOOR)  # (a loaded machine: see helpers.LOADED_FLOOR)
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
         time.sleep(0.05)
 
 

@@ -270,6 +270,10 @@ CRAFTED_DUMPS = [
     (_dump(threads=[{"frames": [], "name": 5}]), "thread 1 has 'name' of the wrong type (int"),
     (json.dumps({"format": "tuidbg-dump", "version": 1, "processes": [], "errors": [1]}),
      "error 1 of the dump is not an object"),
+    (json.dumps({"format": "tuidbg-dump", "version": 1, "processes": [], "exited": {"pid": 1}}),
+     "its exited processes are not a list of objects"),
+    (json.dumps({"format": "tuidbg-dump", "version": 1, "processes": [], "exited": [{"pid": [1]}]}),
+     "exited process 1 of the dump has 'pid' of the wrong type (list"),
     (json.dumps({"format": "tuidbg-dump", "version": 1, "processes": {"1": {}}}),
      "a tuidbg dump without its list of processes"),
 ]

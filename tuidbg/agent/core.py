@@ -18,7 +18,7 @@ exceptions stop, and what such a stop shows), the backends ``_monitoring`` (3.12
 and ``_settrace``. ``_registry`` holds the running agent: the backends, ``api`` and
 ``pytest_plugin`` find it there and never import this module.
 
-About 760 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
+About 870 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
 the free-threaded deferrals) reads as one piece, and the entry points at the end (start, the
 fork hook that gives a child kept by ``tuidbg run --children`` an agent of its own) make and
 remake the Agent; what stands alone lives in the modules above.
@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 
-from . import _follow, _registry
+from . import _follow, _registry, _shield
 from . import protocol as P
 from ._asyncio_steps import SUSPENDING, awaiter_frame
 from ._breakpoints import Breakpoints
@@ -59,6 +59,20 @@ _HELLO_TIMEOUT = 120.0
 # A free-threaded build (3.13t/3.14t) running without the GIL: Python threads really run together.
 FREE_THREADED = not getattr(sys, "_is_gil_enabled", lambda: True)()
 _DEBUG = bool(os.environ.get("TUIDBG_AGENT_DEBUG"))  # a few lines on stderr about what the agent does
+
+
+def _json_or_none(raw):
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
+
+
+def _clean_detach(msg):
+    """Whether a message from tuidbg holds its proper detach (gdb lets go itself: no trap on its way)."""
+    ops = msg.get("ops") if isinstance(msg, dict) else None
+    return isinstance(ops, list) and any(isinstance(op, dict) and op.get("op") == "detach" and op.get("clean")
+                                         for op in ops)
 
 
 def _debug(text):
@@ -103,9 +117,13 @@ class Agent(object):
         self.error = None
         self.mb = Mailbox()
         self.stub_traps = False
+        self.shielded = False
         try:
             self.stub_traps = bool(_children) and traps_available()
             self.stub_addr, self._stub = make_stub(self.stub_traps)
+            # no trap meant for the debugger ends the process if the debugger vanishes (``_shield``;
+            # the boot scripts put it in place already, a fork has its parent's)
+            self.shielded = _shield.arm()
         except StubError as exc:
             self.stub_addr, self._stub = 0, None
             self.error = str(exc)
@@ -200,11 +218,16 @@ class Agent(object):
         try:
             f = self.sock.makefile("rb")
             for raw in f:
-                if not self.enabled:
-                    break
                 try:
                     msg = json.loads(raw.decode("utf-8"))
                 except ValueError:
+                    msg = {}
+                if not self.enabled:
+                    # (switched off already, a stop nobody answered as tuidbg let go: its detach says clean)
+                    if _clean_detach(msg):
+                        _shield.disarm_after_detach(self._stop_lock)
+                    break
+                if not msg:
                     continue
                 replies = self.handle_ops(msg.get("ops", []), stopped=False)[0]
                 if msg.get("id") is not None:
@@ -241,6 +264,20 @@ class Agent(object):
             if not self.enabled:
                 return
             self._disable()
+
+    def _untraced(self, why):
+        """Switch off: the process is no longer traced. tuidbg may have detached properly meanwhile (its
+        detach, sent before gdb let go, waits on the connection): the shield then comes out; else it stays
+        (a debugger that vanished may still have a trap on its way)."""
+        clean = False
+        try:
+            waiting = self.sock.recv(1 << 16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            clean = any(_clean_detach(_json_or_none(line)) for line in waiting.split(b"\n"))
+        except (OSError, AttributeError):
+            pass
+        self.disable(why)
+        if clean:
+            _shield.disarm_after_detach(self._stop_lock)
 
     def _disable(self):
         self.step = None
@@ -300,6 +337,8 @@ class Agent(object):
                     want_reply = True
                 elif kind == "detach":
                     self.disable("detached")
+                    if op.get("clean"):  # (tuidbg detaches properly: not a debugger that vanished)
+                        _shield.disarm_after_detach(self._stop_lock)
                     replies.append({"op": kind, "ok": True})
                     resume = {"op": "resume", "mode": P.M_CONTINUE}
                 elif kind == "ping":
@@ -483,6 +522,10 @@ class Agent(object):
         if self._busy.get(tid):
             return None
         self._stop_lock.acquire()
+        if not self.enabled:  # (switched off while this thread waited for the lock: no trap any more)
+            self._stop_lock.release()
+            _shield.after_stop_lock(self._stop_lock)
+            return None
         self._busy[tid] = True
         # Free-threaded: a collection stops the world, and while a stop is answered the other threads are
         # frozen by gdb (only this one runs): an automatic collection started by the answer (an expression
@@ -503,6 +546,7 @@ class Agent(object):
             self.stop_frames = []  # do not keep the program's frames (and their locals) alive
             self._busy.pop(tid, None)
             self._stop_lock.release()
+            _shield.after_stop_lock(self._stop_lock)
 
     def _still_stops(self, extra):
         """A breakpoint this thread hit while another thread was stopped (it waited for the stop lock):
@@ -551,7 +595,7 @@ class Agent(object):
             if not FREE_THREADED:
                 time.sleep(0)
             if self.stub_traps and not traced():  # (a stop function that traps would end an untraced process)
-                self.disable("the debugger is gone")
+                self._untraced("the debugger is gone")
                 return None
             self._stub(kind, self.mb.addr)
             if self.mb.ack_seq.value != seq:
@@ -559,7 +603,7 @@ class Agent(object):
                 self._refresh_if_pending()
                 # Nobody answered: the debugger is gone, or the user continued with plain gdb.
                 if not traced():
-                    self.disable("no debugger")
+                    self._untraced("no debugger")
                 self.backend.end_step()
                 return None
             msg = self.mb.read_in()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 from tuidbg.engine import mi
 from tuidbg.engine.errors import MIError
@@ -22,11 +23,23 @@ _BOOT = (
     "_spec = _u.spec_from_file_location('tuidbg_gdbext', {init!r}, submodule_search_locations=[{dir!r}])\n"
     "_m = _u.module_from_spec(_spec); _s.modules['tuidbg_gdbext'] = _m; _spec.loader.exec_module(_m)\n"
     "_m.register()\n"
+    "import tuidbg_gdbext.orphan as _o; _o.watch({parent}, {rescuer!r})\n"
 )
 
 
+def rescuer_argv() -> list[str]:
+    """The command line of ``engine.orphan``, which the gdb side starts (with gdb's PID added) should gdb
+    outlive tuidbg: this Python, with the folder tuidbg is in first on its path."""
+    root = os.path.dirname(os.path.dirname(GDBEXT_DIR))
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {root!r}); from tuidbg.engine import orphan; "
+            "sys.exit(orphan.main(sys.argv[1:]))"]
+
+
 def boot_code() -> str:
-    return _BOOT.format(init=os.path.join(GDBEXT_DIR, "__init__.py"), dir=GDBEXT_DIR)
+    """The package loaded, its commands registered, and gdb's watch for a tuidbg that is gone started
+    (``gdbext.orphan``: no gdb outlives tuidbg)."""
+    return _BOOT.format(init=os.path.join(GDBEXT_DIR, "__init__.py"), dir=GDBEXT_DIR, parent=os.getpid(),
+                        rescuer=rescuer_argv())
 
 
 async def load(session) -> bool:

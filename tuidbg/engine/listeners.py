@@ -101,11 +101,30 @@ class Listeners:
         self.internal_output: collections.deque[str] = collections.deque(maxlen=INTERNAL_KEPT)
         self._unowned: list[mi.MIRecord] = []  # gdb's console lines owned by no command, not yet told
         self._unowned_timer: asyncio.TimerHandle | None = None
+        self._state_due: asyncio.TimerHandle | None = None  # the listeners get the state then (set_state_soon)
 
     def set_state(self, new: DebuggerState) -> None:
-        if new is not self._state:
+        if new is not self._state or self._state_due is not None:
             self._state = new
+            if self._state_due is not None:
+                self._state_due.cancel()
+                self._state_due = None
             self._states.emit(new)
+
+    def set_state_soon(self, new: DebuggerState, delay: float) -> None:
+        """``new`` is the state now; the listeners get it within ``delay`` seconds (with what else comes by
+        then), or with the next ``set_state``: for records that come in bursts, such as a thread's exit
+        for each of a process's 500 threads as gdb detaches it, which are no reason to show a state each."""
+        self._state = new
+        if self._state_due is None:
+            try:
+                self._state_due = asyncio.get_running_loop().call_later(delay, self._emit_due)
+            except RuntimeError:  # (no loop: a reducer test feeding records by hand)
+                self._states.emit(new)
+
+    def _emit_due(self) -> None:
+        self._state_due = None
+        self._states.emit(self._state)
 
     def on_state(self, cb: Callable[[DebuggerState], None]) -> None:
         self._states.listen(cb)

@@ -395,3 +395,28 @@ def exit_code(value: Any) -> int | None:
         return int(str(value), 8)
     except ValueError:
         return to_int(value)
+
+
+# gdb CLI commands that read the lines after them (a block up to "end", an interactive prompt): sent over
+# MI, gdb would take the next MI commands for those lines and answer none of them.
+_BLOCK_ALWAYS = {"if", "while", "define", "document", "commands", "command", "while-stepping", "ws",
+                 "stepping", "actions"}
+_BLOCK_WHEN_BARE = {"python", "py", "python3", "guile", "gu", "compile", "python-interactive", "pi", "guile-repl",
+                    "gr", "shell", "!"}
+_INTERACTIVE = {"python-interactive", "pi", "guile-repl", "gr", "shell", "!"}
+
+
+def takes_more_lines(command: str) -> str | None:
+    """Why the gdb CLI ``command`` cannot be sent as one line (it reads more lines), or None."""
+    words = command.strip().split(None, 1)
+    if not words:
+        return None
+    word = words[0]
+    rest = words[1].strip() if len(words) > 1 else ""
+    if word == "compile" and rest in ("code", "code -raw", "code -r", "-raw", "-r"):
+        rest = ""  # (compile code without its code: a block)
+    if word in _BLOCK_ALWAYS or (word in _BLOCK_WHEN_BARE and not rest):
+        what = "an interactive prompt" if word in _INTERACTIVE else "the lines of a block (up to 'end')"
+        return (f"'{command.strip()}' reads {what} after it, which one line cannot give: put the commands in a "
+                f"file and give it with -x (or 'source FILE' in the console)")
+    return None

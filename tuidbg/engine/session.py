@@ -16,7 +16,6 @@ import asyncio
 import logging
 import os
 import re
-import shlex
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Coroutine
 
@@ -32,7 +31,7 @@ from tuidbg.engine.errors import EngineError, GdbExited, MIError, StartupError, 
 from tuidbg.engine.extensions import Extension, ExtensionFactory
 from tuidbg.engine.inferior_tty import InferiorTTY
 from tuidbg.engine.listeners import Listeners, tuidbgs_own_stop
-from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner
+from tuidbg.engine.session_config import GdbInfo, SessionConfig, parse_banner, program_arguments
 from tuidbg.engine.state import DebuggerState, ProcessState, gdb_gone, reduce, stop_seen
 from tuidbg.engine.transport import SubprocessTransport, Transport, gdb_env
 from tuidbg.engine.watchdog import GdbHealth, GdbWatchdog
@@ -41,6 +40,7 @@ log = logging.getLogger("tuidbg.engine")
 
 POLITE_CLOSE = 8.0  # how long close() asks gdb to detach/kill and exit before it acts without gdb
 ACTIVITY_LINGER = 1.0  # "loading libfoo.so" stays in the status this long after the last library event
+THREADS_SETTLE = 0.05  # threads that start or end: their state goes to the listeners this much later, at most
 
 
 class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, BreakpointCommands, DataCommands):
@@ -59,6 +59,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         self.tty: InferiorTTY | None = None
         self.info = GdbInfo()
         self.startup_messages: list[str] = []
+        self.startup_errors: list[str] = []  # -ex and -x commands that failed (startup_messages has them too)
         self._refresh_task: asyncio.Task | None = None
         self.refresh_stages: list[RefreshStage] = []
         self.select_stages: list[RefreshStage] = []
@@ -175,6 +176,10 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
                 self.mi_async = r.cls == "done"
         if not cfg.debuginfod and self.info.version >= (12,):
             await self.cmd("-gdb-set debuginfod enabled off", check=False)
+        if cfg.mode == "attach" and not cfg.remote:
+            # Steps over a breakpoint in place, not in a copy at the entry point: a gdb killed mid-step leaves
+            # the thread where it belongs, which the agent's SIGTRAP shield lets run (tuidbg.agent._shield).
+            await self.cmd("-gdb-set displaced-stepping off", check=False)
         # Python's own gdb printers make every PyObject* argument a huge repr.
         await self.cmd("-gdb-set print frame-arguments scalars", check=False)
         await self.cmd("-enable-pretty-printing", check=False)
@@ -206,8 +211,10 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             finally:
                 self.set_state(self._state.evolve(activity=""))
         if cfg.mode == "run":
-            if cfg.args:
-                await self.cmd("-exec-arguments " + " ".join(shell_quote(a) for a in cfg.args))
+            shell, args = program_arguments(cfg.args)
+            await self.cmd(f"-gdb-set startup-with-shell {'on' if shell else 'off'}", check=False)
+            if args:
+                await self.cmd("-exec-arguments " + args)
             if cfg.cwd:
                 await self.cmd(f"-environment-cd {mi.quote(cfg.cwd)}", check=False)
             for k, v in cfg.program_env.items():
@@ -234,7 +241,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return None
 
     async def _user_console(self, command: str) -> None:
-        """A start-up command from -ex/-x: its output goes to the console, an error does not stop us."""
+        """A start-up command from -ex/-x: its output goes to the console, an error is kept (startup_errors)."""
         ext = self._extension_command(command)
         if ext is not None:
             try:
@@ -242,8 +249,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             except GdbExited:
                 raise
             except EngineError as exc:
-                self.startup_messages.append(f"{command}: {exc}")
-                self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc}\n"))
+                self._startup_error(f"{command}: {exc}")
                 return
             if text:
                 self._emit_console(mi.MIRecord(mi.TEXT, payload=text + "\n"))
@@ -251,9 +257,14 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         try:
             await self.console(command, timeout=START_TIMEOUT)
         except MIError as exc:
-            self.startup_messages.append(f"{command}: {exc.message}")
-            self._emit_console(mi.MIRecord(mi.LOG, payload=f"{command}: {exc.message}\n"))
-            return
+            self._startup_error(f"{command}: {exc.message}")
+        except EngineError as exc:  # (one that gdb must not be given: mi.takes_more_lines)
+            self._startup_error(f"{command}: {exc}")
+
+    def _startup_error(self, text: str) -> None:
+        self.startup_messages.append(text)
+        self.startup_errors.append(text)
+        self._emit_console(mi.MIRecord(mi.LOG, payload=text + "\n"))
 
     async def launch(self) -> None:
         """Start the program (run), attach to it, or open the core. Raises StartupError (or GdbExited,
@@ -382,6 +393,10 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             self._note_target(main)
         if rec.kind == mi.NOTIFY and rec.cls == "library-loaded" and new.activity:
             self._linger_activity(new.activity)
+        if rec.kind == mi.NOTIFY and rec.cls in ("thread-created", "thread-exited"):
+            # (in bursts: 500 threads start, end, or go as gdb detaches them; one state for the lot)
+            self.set_state_soon(new, THREADS_SETTLE)
+            return
         if rec.kind == mi.EXEC and rec.cls == "stopped":
             if self.tty is not None:
                 self.tty.drain()
@@ -463,7 +478,11 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         return self.client.send_now(command, timeout=timeout, check=check, quiet=True)
 
     async def console(self, command: str, timeout: float | None = CMD_TIMEOUT) -> Result:
-        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console."""
+        """Run a gdb CLI command (as typed in gdb's console); its output also goes to the console. One that
+        would read more lines (``if``, ``define``: mi.takes_more_lines) is refused with EngineError."""
+        why = mi.takes_more_lines(command)
+        if why:
+            raise EngineError(why)
         return await self.cmd(f"-interpreter-exec console {mi.quote(command)}", timeout=timeout, quiet=False)
 
     async def complete(self, text: str) -> list[str]:
@@ -587,7 +606,3 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
     def write_program_input(self, data: bytes) -> None:
         if self.tty is not None:
             self.tty.write(data)
-
-def shell_quote(arg: str) -> str:
-    """Quote a program argument for gdb's start-up shell (gdb runs the program through /bin/sh)."""
-    return shlex.quote(arg)

@@ -86,3 +86,14 @@ def parse_banner(text: str) -> GdbInfo:
         if cm:
             cuda_version = (int(cm.group(1)), int(cm.group(2)))
     return GdbInfo(banner=text.strip(), version=version, is_cuda=is_cuda, cuda_version=cuda_version)
+
+
+def program_arguments(args: list[str]) -> tuple[bool, str]:
+    """(whether gdb must start the program through a shell, the -exec-arguments text) for ``args``, each to
+    reach the program as it is. A shell only where an argument needs one (an empty one, one with blanks:
+    without a shell gdb splits the text at blanks and takes every other character as it is): the shell's one
+    string is limited to 128 KB (an 800 KB argument list failed, "Argument list too long"), and it is a
+    process more to start."""
+    if all(a and not any(c.isspace() for c in a) for a in args):
+        return False, " ".join(args)
+    return True, " ".join(shlex.quote(a) for a in args)

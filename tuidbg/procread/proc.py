@@ -42,6 +42,17 @@ def alive(pid, tid=None):
     return stat[end + 2:end + 3] not in (b"Z", b"X", b"x", b"")
 
 
+def start_time(pid):
+    """When the process started (clock ticks after boot; with the PID it names one process for good), or
+    None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def exiting(pid, wait=0.1):
     """The process has exited, or does within ``wait`` seconds: a process killed while it is read
     fails the reads (its memory is gone) a moment before /proc shows it as a zombie."""

@@ -56,6 +56,7 @@ from tuidbg.ui.app_parallel import ParallelPane, ParallelPart
 from tuidbg.ui.app_source import SourcePart, StateChanged
 from tuidbg.ui.app_stacks import StacksPart
 from tuidbg.ui.app_status import StatusLine, StatusPart
+from tuidbg.ui.app_start import StartPart
 from tuidbg.ui.app_tasks import TasksPart
 from tuidbg.ui.bridge import SessionBridge
 from tuidbg.ui.fastkeys import FastKeys
@@ -117,8 +118,8 @@ class _Pending:
     console: list[mi.MIRecord]
 
 
-class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, ParallelPart, NativeActions,
-                 FastKeys, App[int], inherit_bindings=False):
+class TuidbgApp(StatusPart, StartPart, StacksPart, TasksPart, SourcePart, ExecPart, ConsolePart, ParallelPart,
+                NativeActions, FastKeys, App[int], inherit_bindings=False):
     CSS_PATH = "app.tcss"
     TITLE = "tuidbg"
     BINDINGS = bindings.global_bindings()
@@ -322,7 +323,7 @@ class TuidbgApp(StatusPart, StacksPart, TasksPart, SourcePart, ExecPart, Console
                     self._note_start()
                 await s.launch()  # (tuidbg run set it going before the screen was up: its end, or its error)
         except (StartupError, EngineError) as exc:
-            self._error(str(exc))
+            self._start_failed(exc)  # (named in the status line: app_start)
 
     # -- engine -> UI ---------------------------------------------------------------------------
 

@@ -397,3 +397,4 @@ class ExecPart:
                 self._flush_buffers()
                 self.query_one(ConsolePane).log_widget.write_lines([f"gdb is gone: {state.gdb_exit}"], style="error")
                 self.push_screen(GdbExitedScreen(state.gdb_exit or "gdb exited"), self._after_gdb_exit)
+        self._watch_start(prev, state)  # (a program that exited at once: its last lines, app_start)

@@ -95,6 +95,7 @@ class StatusPart:
                     parts.append(f", frame {state.selected_frame}")
         elif p is ProcessState.EXITED:
             parts.append((f"program {state.exit_description or 'exited'}", "bold"))
+            parts.extend(self._start_status(state))  # (its last line, when it exited at once: app_start)
             if self.session.config.mode == "run":
                 parts.append("   R runs it again")
         elif p is ProcessState.DETACHED:
@@ -102,9 +103,12 @@ class StatusPart:
         elif p is ProcessState.GDB_EXITED:
             parts.append((f"gdb exited: {visible(state.gdb_exit or '')}", "bold"))
         else:
-            parts.append(("starting…" if self.session.config.mode == "run" else "not started", "bold"))
-            if state.activity:
+            failed = self._start_status_main(state)  # (the start's failure, app_start)
+            parts.append(failed or ("starting…" if self.session.config.mode == "run" else "not started", "bold"))
+            if state.activity and failed is None:
                 parts.append(f" — gdb: {visible(state.activity)}")
+        if p in (ProcessState.NOT_STARTED, ProcessState.RUNNING):
+            parts.extend(self._start_status(state))  # (a -ex command that failed, until the first stop)
         if self._health.kind != watchdog.OK and self._health.describe():
             parts.append((f"   ⚠ {self._health.describe()}", "bold"))
         group = self._running_group_words(state)

@@ -22,13 +22,23 @@ def _tuidbg_attach(args):
         had_finder = any(type(f).__name__ == "TuidbgFinder" for f in sys.meta_path)
         finder = ns["install"](parent)
         try:
+            # first of all the SIGTRAP shield (before the agent's imports load libraries: gdb stops at
+            # each load, and a gdb killed then would leave its trap to end the process)
+            from tuidbg.agent import _shield
+
+            _shield.arm()
             from tuidbg.agent import core
         finally:
             if not had_finder:
                 ns["uninstall"](finder)
-        core.start_attach(args["socket"], args["token"], args.get("several", False), args.get("children", False))
+        if core.start_attach(args["socket"], args["token"], args.get("several", False),
+                             args.get("children", False)) is None:
+            _shield.disarm()
     except Exception as exc:
         sys.stderr.write("tuidbg agent: not loaded: %s: %s\n" % (type(exc).__name__, exc))
+        shield = sys.modules.get("tuidbg.agent._shield")
+        if shield is not None:
+            shield.disarm()
     finally:
         try:
             os.unlink(args.get("script", ""))

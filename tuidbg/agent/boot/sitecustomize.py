@@ -46,9 +46,13 @@ def _tuidbg_bootstrap():
             with open(finder) as f:
                 exec(compile(f.read(), finder, "exec"), ns)
             ns["install"](parent)
+            from tuidbg.agent import _shield
+
+            shielded = _shield.arm_if_traced()  # (first of all: see boot/attach.py)
             from tuidbg.agent import core
 
-            core.start_run(sock, token, children)
+            if core.start_run(sock, token, children) is None and shielded:
+                _shield.disarm()
         except Exception as exc:  # the program must run even if the agent cannot
             sys.stderr.write("tuidbg agent: not loaded: %s: %s\n" % (type(exc).__name__, exc))
 

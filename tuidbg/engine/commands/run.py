@@ -354,14 +354,22 @@ class RunControl(CommandBase):
             res = await self.cmd("-add-inferior")
             iid = str(res.get("inferior") or "")
             info = rescue.proc_info(pid)
-            self._more_targets.append((pid, info.start_time if info else None, info is not None and info.state == "T"))
+            target = (pid, info.start_time if info else None, info is not None and info.state == "T")
+            self._more_targets.append(target)
             await self.plain_vector_registers(f"/proc/{pid}/exe", iid)
             try:
                 await self.cmd(f"-target-attach --thread-group {iid} {pid}", timeout=START_TIMEOUT)
             except MIError as exc:
-                # (the first process is on the screen already: this one is said and left out; it may have
-                # ended since its PID was found)
-                self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: {attach_failure(pid, exc.message)}\n"))
+                self._more_targets.remove(target)
+                await self.cmd(f"-remove-inferiors {iid}", check=False)
+                if rescue.has_ended(pid) or not rescue.same_process(pid, target[1]):
+                    # it exited meanwhile (a pool's worker, replaced every few milliseconds): the others go on
+                    note = f"process {pid} exited before it could be attached; the others are"
+                    self.startup_messages.append(note)
+                    self._emit_console(mi.MIRecord(mi.TEXT, payload=note + "\n"))
+                else:
+                    # (the first process is on the screen already: this one is said and left out)
+                    self._emit_console(mi.MIRecord(mi.LOG, payload=f"tuidbg: {attach_failure(pid, exc.message)}\n"))
                 continue
             attached.append(iid)
         # (each attach's stop follows its ^done: the last ones' may still be on their way)

@@ -26,6 +26,8 @@ from tuidbg.engine.pyagent.requests import AgentRequests
 from tuidbg.engine.pyagent.stops import StopHandling
 
 log = logging.getLogger("tuidbg.engine")
+# the agent switches itself off; gdb then detaches the process properly (``PyAgent.shutdown``)
+DETACH = {"op": "detach", "clean": True}
 
 
 def controller(session) -> PyAgent | None:
@@ -198,9 +200,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
         bp = self._bps.get(int(bp_id))
         if bp is None:
             raise EngineError(f"no Python breakpoint {bp_id}")
-        self._bps[bp.id] = replace(bp, rev=bp.rev + 1, **changes)
+        new = self._bps[bp.id] = replace(bp, rev=bp.rev + 1, **changes)
         await self._push_bps()
-        return self._bps[bp.id]
+        return self._bps.get(bp.id, new)  # (a delete while the table went out took it away: no KeyError)
 
     # -- public: options ------------------------------------------------------------------------
 
@@ -439,7 +441,9 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
             await asyncio.sleep(0.01)
 
     async def shutdown(self) -> None:
-        """Before detaching: tell the agent to switch itself off and remove its breakpoint."""
+        """Before detaching: tell the agent to switch itself off and remove its breakpoint. The detach is
+        a proper one ("clean": gdb lets go of the process itself), so the agent takes its SIGTRAP shield
+        out once gdb has (``agent._shield``); ``abandon`` is not, and the shield stays."""
         if self._closing:
             return
         self._closing = True
@@ -454,13 +458,13 @@ class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection
                     await s.interrupt()
                 stop = self.at_agent_stop()
                 if stop is not None:
-                    await self._answer(stop, [{"op": "detach"}])
+                    await self._answer(stop, [DETACH])
                 else:
-                    await self._send({"ops": [{"op": "detach"}]})
+                    await self._send({"ops": [DETACH]})
                 await self._delete_stub_bp()
             for link in list(self._links.values()):  # the program's children (--children)
                 if link is not self._link and link.info.connected:
-                    await self._send({"ops": [{"op": "detach"}]}, link)
+                    await self._send({"ops": [DETACH]}, link)
                     if link.stub_bp is not None and s is not None and s.state.has_process:
                         number, link.stub_bp = link.stub_bp, None
                         await self._delete_bp(number)

@@ -210,6 +210,13 @@ class Injection(AgentBase):
             if r.cls != "done":
                 raise EngineError(f"it has no {name} (not a Python process)")
         await s.cmd("-gdb-set unwindonsignal on", check=False)
+        # Only the calling thread runs during the calls: another thread of the program that forks meanwhile
+        # (a pool replacing a worker) made gdb 13 fail in the middle of the call and end (exit 1), leaving the
+        # thread in the call's made-up frame, which then crashed the program. (Neither call waits for
+        # another thread: mmap is a system call, Py_AddPendingCall's lock is only ever held a moment.)
+        shown = await s.cmd("-gdb-show scheduler-locking", check=False)
+        locking = str(shown.get("value") or "replay") if shown.cls == "done" else "replay"
+        await s.cmd("-gdb-set scheduler-locking on", check=False)
         try:
             r = await s.cmd(
                 '-data-evaluate-expression "(long)((void*(*)(void*,unsigned long,int,int,int,long))mmap)(0,4096,3,34,-1,0)"',
@@ -228,6 +235,7 @@ class Injection(AgentBase):
                 raise EngineError("Py_AddPendingCall refused (its queue is full)")
             link.injection = ("pending", page, self._inferior_of(link))
         finally:
+            await s.cmd(f"-gdb-set scheduler-locking {locking}", check=False)
             await s.cmd("-gdb-set unwindonsignal off", check=False)
 
     async def _inject_pep768(self, script: str, link: ProcLink) -> tuple[bool, str]:

@@ -191,6 +191,10 @@ class OutputPane(Vertical):
         lines = self.assembler.feed(data)
         self.log_widget.write_lines(lines, open_line=self.assembler.current)
 
+    def program_lines(self) -> list[str]:
+        """The program's own lines, the open one included (tuidbg's notes left out)."""
+        return self.log_widget.lines(without="note")
+
     def note(self, text: str) -> None:
         """A line of tuidbg's own (program started, exited), styled apart from the output."""
         if self.assembler.current:

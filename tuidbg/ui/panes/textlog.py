@@ -68,9 +68,10 @@ class TextLog(ScrollView, can_focus=True):
     def line_count(self) -> int:
         return len(self._lines) - self._head + (1 if self._open is not None else 0)
 
-    def lines(self) -> list[str]:
-        out = [t for t, _, _ in self._lines[self._head:]]
-        if self._open is not None:
+    def lines(self, without: str | None = None) -> list[str]:
+        """The lines kept, the open one last (``without``: those written with that style left out)."""
+        out = [t for t, style, _ in self._lines[self._head:] if without is None or style != without]
+        if self._open is not None and (without is None or self._open[1] != without):
             out.append(self._open[0])
         return out
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Optional  # (a subscript evaluated at run time: 3.9 has no X | None)
+from typing import Optional, TypeVar  # (a subscript evaluated at run time: 3.9 has no X | None)
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -37,7 +38,38 @@ def modal_css(name: str, extra: str = "") -> str:
     return _MODAL_CSS.replace("DIALOG", name) + extra
 
 
-class QuitScreen(ModalScreen[str]):
+R = TypeVar("R")
+
+
+class Dialog(ModalScreen[R]):
+    """A modal screen that goes once, and only itself.
+
+    Textual's ``dismiss`` pops whatever screen is on top. Keys typed quickly (a terminal delivers them
+    together) reach a dialog before the first one's dismissal has taken it off: Enter submits a prompt
+    and the Escape after it, handled by the same prompt, dismissed a second time, which popped the main
+    screen (ScreenStackError, the app ended: tests/ui/test_ui_key_fuzz.py found it). Here a second
+    dismiss does nothing, and one while another screen is on top of this one (the gdb-not-answering
+    dialog, taken away as gdb answers, under a help screen) waits until this one is on top again."""
+
+    _gone = False
+    _due: tuple | None = None  # (the result of a dismiss that waits to be on top)
+
+    def dismiss(self, result=None) -> AwaitComplete:
+        if self._gone:
+            return AwaitComplete()
+        if not self.is_active:
+            self._due = (result,)
+            return AwaitComplete()
+        self._gone = True
+        return super().dismiss(result)
+
+    def on_screen_resume(self) -> None:
+        if self._due is not None:
+            (result,), self._due = self._due, None
+            self.dismiss(result)
+
+
+class QuitScreen(Dialog[str]):
     """Detach, kill or cancel; the default depends on how the session started."""
 
     DEFAULT_CSS = modal_css("QuitScreen")
@@ -68,13 +100,15 @@ class QuitScreen(ModalScreen[str]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one("#detach" if self.mode == "attach" else "#kill", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id or "cancel")
 
 
-class PromptScreen(ModalScreen[Optional[str]]):
+class PromptScreen(Dialog[Optional[str]]):
     DEFAULT_CSS = modal_css("PromptScreen")
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel")]
 
@@ -93,6 +127,8 @@ class PromptScreen(ModalScreen[Optional[str]]):
                 yield Static(Content(self.hint), classes="hint")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -100,7 +136,7 @@ class PromptScreen(ModalScreen[Optional[str]]):
         self.dismiss(event.value)
 
 
-class OpenFileScreen(ModalScreen[Optional[str]]):
+class OpenFileScreen(Dialog[Optional[str]]):
     """Type a path, or pick one of the program's files (filtered as you type): its own first, each with
     where it comes from (``ui.filerank``)."""
 
@@ -137,6 +173,8 @@ class OpenFileScreen(ModalScreen[Optional[str]]):
             "no source files known; type a path. Enter opens, Esc cancels"
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self._filter(self.start)
         self.query_one(Input).focus()
 
@@ -189,7 +227,7 @@ def _file_row(c, width: int) -> Content:
     return Content.assemble(left, " " * max(2, width - left.cell_length - len(label)), (label, "dim italic"))
 
 
-class ValueScreen(ModalScreen[None]):
+class ValueScreen(Dialog[None]):
     DEFAULT_CSS = modal_css("ValueScreen", """
     ValueScreen > Vertical { height: 80%; }
     ValueScreen TextLog { height: 1fr; }
@@ -208,13 +246,15 @@ class ValueScreen(ModalScreen[None]):
             yield Static(Content(f"{len(self.value)} characters; Esc closes"), classes="hint")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         log = self.query_one(TextLog)
         log.write_lines(self.value.split("\n"))  # (a long line wraps)
         log.scroll_home(animate=False)
         log.focus()
 
 
-class GdbExitedScreen(ModalScreen[str]):
+class GdbExitedScreen(Dialog[str]):
     DEFAULT_CSS = modal_css("GdbExitedScreen")
     BINDINGS = [Binding("escape", "dismiss('stay')", "Stay", id="gdbexit.stay")]
 
@@ -233,6 +273,8 @@ class GdbExitedScreen(ModalScreen[str]):
                 yield Button("Quit", id="quit", variant="error")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         for button in self.query("#restart").results(Button):
             button.focus()
 
@@ -240,7 +282,7 @@ class GdbExitedScreen(ModalScreen[str]):
         self.dismiss(event.button.id or "stay")
 
 
-class GdbHungScreen(ModalScreen[str]):
+class GdbHungScreen(Dialog[str]):
     """gdb does not answer: wait, wake it (when it is stopped), kill it, or restart the session."""
 
     DEFAULT_CSS = modal_css("GdbHungScreen")
@@ -267,10 +309,13 @@ class GdbHungScreen(ModalScreen[str]):
                 yield Button("Restart", id="restart")
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one("#wake" if self.stopped else "#wait", Button).focus()
 
     def update_what(self, what: str) -> None:
-        self.query_one("#hung-what", Static).update(Content(visible(what)))
+        for label in self.query("#hung-what").results(Static):
+            label.update(Content(visible(what)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id or "wait")
@@ -307,7 +352,7 @@ class KeyTable(DataTable):
         return max(1, self.scrollable_content_region.height - self.header_height)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """The keys in force now (the active keymap), by binding id: every one of them reachable, in two
     column pairs where the screen is wide enough for them (all of the app's keys at once at 160x48),
     one pair that scrolls below that (the arrows, PgUp/PgDn, Home/End and the wheel); and which signals
@@ -337,15 +382,22 @@ class HelpScreen(ModalScreen[None]):
     def show_signals(self, text: str) -> None:
         """The help's line on signals (the app asks gdb once the screen is up)."""
         self.signals = text
-        self.query_one("#help-signals", Static).update(Content(text))
+        if self._gone or not self.is_mounted:  # (closed already, a key typed ahead: gdb answered after)
+            return
+        for line in self.query("#help-signals").results(Static):
+            line.update(Content(text))
         self._fill(self.app.size.width, self.app.size.height)  # (the table's height, the line taken)
 
     def on_mount(self) -> None:
+        if self._gone:  # (dismissed before it was mounted: a key typed ahead; its widgets are gone)
+            return
         self.query_one(KeyTable).focus()
+        self.query_one("#help-signals", Static).update(Content(self.signals))  # (gdb may have answered first)
         self._fill(self.app.size.width, self.app.size.height)
 
     def on_resize(self, event) -> None:
-        self._fill(event.size.width, event.size.height)
+        if not self._gone:
+            self._fill(event.size.width, event.size.height)
 
     def _fill(self, width: int, height: int) -> None:
         """One (keys, action, binding id) column triple, or two side by side when they fit: read down the
