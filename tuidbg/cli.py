@@ -574,7 +574,6 @@ def run_ui(cfg, ui: UIOptions) -> int:
                 session.begin_launch()
             await ui_import
             from tuidbg.ui.app import TuidbgApp
-
             from tuidbg.ui.terminal import TerminalGuard
 
             app = TuidbgApp(session, theme=theme, keymap=keymap, settings=settings, ui_options=ui)

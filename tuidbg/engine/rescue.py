@@ -274,6 +274,22 @@ def read_memory(pid: int, addr: int, size: int) -> bytes | None:
         os.close(fd)
 
 
+def stop_others(targets, gdb: int | None, gdb_alive: bool) -> list:
+    """The further processes of ``attach PID PID...`` (``(pid, start time, was stopped)`` each) that gdb
+    still traces, each stopped (while gdb lives: none may run into its breakpoints) and its code put back:
+    ``[(target, stopped by us)]``, for ``release``."""
+    more = []
+    for t in targets:
+        info = proc_info(t[0])
+        if info is None or info.tracer not in (0, gdb) or not same_process(t[0], t[1]):
+            continue
+        if gdb_alive:
+            stop_process(t[0])
+        restore_code(t[0], {})
+        more.append((t, gdb_alive))
+    return more
+
+
 def release(pid: int, start_time: int | None, leave_stopped: bool = False, stopped_by_us: bool = False,
             timeout: float = 3.0, calm: float = 0.3) -> str:
     """After its tracer is gone: make sure an attached process runs, untraced (unless it was stopped

@@ -568,16 +568,8 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             n = rescue.restore_code(target[0], extra)
             if n:
                 log.info("put back the code under %d breakpoint(s) gdb left in process %d", n, target[0])
-        more: list[tuple[tuple[int, int | None, bool], bool]] = []  # attach PID PID...: the others, stopped by us?
-        if how == "detach" and self.config.mode == "attach" and not self._detached:
-            for t in self._more_targets:
-                info = rescue.proc_info(t[0])
-                if info is None or info.tracer not in (0, gdb) or not rescue.same_process(t[0], t[1]):
-                    continue
-                if gdb_alive:
-                    rescue.stop_process(t[0])
-                rescue.restore_code(t[0], {})
-                more.append((t, gdb_alive))
+        more = (rescue.stop_others(self._more_targets, gdb, gdb_alive)  # attach PID PID...: the others
+                if how == "detach" and self.config.mode == "attach" and not self._detached else [])
         if how == "detach":
             for ext in self.extensions:
                 try:
