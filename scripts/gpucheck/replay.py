@@ -24,7 +24,9 @@ from typing import Mapping
 from tuidbg.engine.transport import Line, ReplayTransport
 
 GENERIC = re.compile(r"^-gdb-set (?!cuda )|^-enable-pretty-printing$")
-LOOSE = ("-inferior-tty-set",)
+# (commands whose text is this run's own, matched by their start: the terminal, and the loading of
+# tuidbg's gdb extension, which names tuidbg's PID and Python for the orphan watch, gdbext.orphan)
+LOOSE = ("-inferior-tty-set", '-interpreter-exec console "python import importlib.util as _u')
 _TOKEN_LINE = re.compile(r"^(\d+)([\^*+=].*)$")
 _SENT = re.compile(r"^->\s*(\d*)(.*)$")
 

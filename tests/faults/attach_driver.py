@@ -25,7 +25,8 @@ from tuidbg.engine import pyagent
 async def main(pid: str, file: str, line: int, mode: str) -> None:
     args = cli.build_parser().parse_args(["attach", "--nx", "--fresh", "--children", pid])
     cfg = cli.attach_config(args)
-    s = await cli.start_session(cfg)
+    s = await cli.start_session(cfg)  # (returns once the first process is shown...)
+    await s.launch()  # (... and the others are attached with it, the agent in each)
     ctl = pyagent.controller(s)
     assert ctl is not None
     loop = asyncio.get_running_loop()

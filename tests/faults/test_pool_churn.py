@@ -69,7 +69,9 @@ async def _attach(pid: int, before_start=None):
     cfg = cli.attach_config(args)
     if before_start is not None:
         before_start(cfg)
-    return cfg, await cli.start_session(cfg)
+    s = await cli.start_session(cfg)  # (returns once the first process is shown...)
+    await s.launch()  # (... and the others are attached with it)
+    return cfg, s
 
 
 async def test_attach_children_of_a_churning_pool(pool, monkeypatch, tmp_path):

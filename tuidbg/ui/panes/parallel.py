@@ -15,6 +15,7 @@ the row's processes the run group (they continue and step together, the others s
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -22,11 +23,21 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from tuidbg.engine.python import parallel as P
 from tuidbg.engine.python.view import stacks_read
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui.panes.lists import RowList
 from tuidbg.ui.text import visible
+
+if TYPE_CHECKING:
+    from tuidbg.engine.python import parallel as P
+
+
+def _tree():
+    """``tuidbg.engine.python.parallel``, imported when the tab first has stops to show (not with the
+    first screen: it brings the dump's grouping, ``tuidbg.dumpreport``)."""
+    from tuidbg.engine.python import parallel
+
+    return parallel
 
 
 # Seconds a stop's stacks may take to come in (each one a new state, the last one builds the tree at once)
@@ -124,24 +135,24 @@ class ParallelPane(Vertical):
         if self._made_from is not None and {k[:2] for k in key} != {k[:2] for k in self._made_from}:
             self._folds_open = self._branches_shut = frozenset()  # (another stop: the folds as they come)
         self._made_from = key
-        self._shown_tree = P.tree(state)
+        self._shown_tree = _tree().tree(state)
         self.built_at = time.monotonic()
 
     def _repaint(self) -> None:
         state, t = self._shown_state, self._shown_tree
         if state is None or t is None:
             return
-        rows = P.rows(t, state, self._folds_open, self._branches_shut)
+        rows = _tree().rows(t, state, self._folds_open, self._branches_shut)
         running = sum(1 for inf in state.inferiors if inf.process is ProcessState.RUNNING)
         if not t.roots:
             text = (f"{running} process{'es' if running != 1 else ''} running" if running
                     else "no Python stacks at this stop (yet)")
             self.query_one("#parallel-summary", Static).update(Content(text))
         else:
-            self.query_one("#parallel-summary", Static).update(Content(visible(P.summary(t))))
+            self.query_one("#parallel-summary", Static).update(Content(visible(_tree().summary(t))))
         lst = self.query_one(RowList)
         width = max(20, (lst.size.width or self.size.width or 80) - 1)
-        key = (P.keys_of(rows), width)
+        key = (_tree().keys_of(rows), width)
         if key != self._rows_key:
             self._rows_key = key
             hl = lst.highlighted
@@ -155,7 +166,7 @@ class ParallelPane(Vertical):
     def _row(self) -> P.Row | None:
         lst = self.query_one(RowList)
         p = lst.payload(lst.highlighted)
-        return p if isinstance(p, P.Row) else None
+        return p if isinstance(p, _tree().Row) else None
 
     def _show_detail(self) -> None:
         row = self._row()
@@ -165,7 +176,7 @@ class ParallelPane(Vertical):
     def on_row_list_row_chosen(self, event: RowList.RowChosen) -> None:
         event.stop()
         row = event.payload
-        if not isinstance(row, P.Row):
+        if not isinstance(row, _tree().Row):
             return
         self._show_detail()
         if not event.activated:
@@ -175,7 +186,7 @@ class ParallelPane(Vertical):
             self._repaint()
         elif row.iids:
             frame = row.key[-1] if row.kind == "node" and row.key else None
-            self.post_message(self.NodeChosen(row.iids, P.first_thread(row, row.iids[0]), frame))
+            self.post_message(self.NodeChosen(row.iids, _tree().first_thread(row, row.iids[0]), frame))
 
     def action_open_row(self) -> None:
         row = self._row()
