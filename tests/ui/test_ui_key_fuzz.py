@@ -153,10 +153,16 @@ class AppThread:
                 break
             self._burst(app, ["escape", "escape"])
             await pilot.pause(0.05)
-        if app.is_running and app.state.process is ProcessState.RUNNING:
-            await pilot.press("ctrl+c")
-        if app.is_running:
-            await until(pilot, lambda: not app.is_running or app.state.is_stopped, 60, "the program to stop again")
+        # (a step typed in the sequence may begin only now, after the keys before it: interrupted whenever it runs)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while app.is_running and not app.state.is_stopped:
+            assert loop.time() < deadline, "timed out after 60s waiting for the program to stop again"
+            if app.state.process is ProcessState.RUNNING:
+                await pilot.press("ctrl+c")
+            pause_end = loop.time() + 2
+            while app.is_running and not app.state.is_stopped and loop.time() < pause_end:
+                await pilot.pause(0.05)
 
     @staticmethod
     def _burst(app, keys) -> None:
