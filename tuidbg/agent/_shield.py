@@ -38,6 +38,7 @@ import threading
 import time
 
 from . import _stub
+from ._native import traced as _traced
 
 _SA_SIGINFO = 0x4
 _SA_ONSTACK = 0x08000000
@@ -132,17 +133,6 @@ def _after_fork():
     """A forked child that no debugger keeps: nothing of the parent's debugger can reach it."""
     if _original and not _traced():
         disarm()
-
-
-def _traced():
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("TracerPid:"):
-                    return int(line.split()[1]) != 0
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
 
 
 def arm_if_traced():
