@@ -119,3 +119,12 @@ def answers(p: subprocess.Popen, expect: str, timeout: float = LOADED_FLOOR) -> 
             return False
         time.sleep(0.02)
     return False
+
+
+def kill_group(p: subprocess.Popen) -> None:
+    """``p`` and its process group killed (a test's program tree, started with a group of its own), reaped."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    p.wait()

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 
@@ -18,7 +16,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS
 
-from faults.procs import descendants, proc, wait_until
+from faults.procs import descendants, kill_group, proc, wait_until
 from tuidbg import cli
 from tuidbg.engine.state import ProcessState
 
@@ -50,11 +48,7 @@ class Pool:
         wait_until(lambda: self.beat() > before + 1, 30, f"the pool to go on (round {before})")
 
     def close(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture

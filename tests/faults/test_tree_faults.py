@@ -34,7 +34,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, line_of
 
-from faults.procs import descendants, proc, wait_until
+from faults.procs import descendants, kill_group, proc, wait_until
 
 pytestmark = [requires_gdb, pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="needs Debian's python3.11")]
 
@@ -91,11 +91,7 @@ class Tree:
         assert not self.harmed(), self.harmed()
 
     def close(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
+        kill_group(self.proc)
 
 
 @pytest.fixture
