@@ -178,6 +178,8 @@ class TuidbgApp(StatusPart, StartPart, StacksPart, TasksPart, SourcePart, ExecPa
         self._processes_tab = False  # shown once a second process is under the debugger
         self._processes_hidden = False
         self._health = watchdog.GdbHealth()
+        # an action refused at a stop ((inferior, stop generation), the reason): in the status line until the next stop
+        self.stop_note: tuple[Any, str] | None = None
         self._hung_screen: GdbHungScreen | None = None
         self._hung_asked: dict[int, float] = {}  # command token -> wait time at which to ask (again)
         self._register_themes()

@@ -61,18 +61,19 @@ class ExecPart:
             self._step_instruction(over=op == "nexti")
             return
         names = {"cont": "continue", "next": "next", "step": "step", "finish": "finish", "until": "until"}
+        refused = self.python_step_refused() if op in ("next", "step", "finish", "until") else None
+        if refused is not None:
+            # (a native step from a Python frame would run the interpreter's C code from wherever the
+            # thread is, a futex wait or the eval loop, and lose the Python line)
+            self.refuse_at_stop(f"Python {names[op]} refused: {refused}")
+            return
         ag = self._agent()
         if ag is not None and st.is_stopped:
             tid = st.selected_thread
             if op == "cont":
                 self._run(ag.resume, "continue")
                 return
-            # A Python frame is selected, or the agent stopped here and the Python stack is not
-            # decoded yet (a key pressed right after the stop): step at the Python level.
-            python_level = self.py_sel is not None or (
-                st.python.stop is not None and pyview.python_thread(st) is None
-            )
-            if python_level and op in ("next", "step", "finish", "until"):
+            if self._python_level(st) and op in ("next", "step", "finish", "until"):
                 frame = pyview.agent_frame_index(st, self.py_sel)
                 fn = {"next": ag.step_over, "until": ag.step_over, "step": ag.step_into, "finish": ag.step_out}[op]
                 self._run(lambda: fn(frame=frame, thread=tid), f"Python {names[op]}")
@@ -90,6 +91,32 @@ class ExecPart:
             self._await_step_answer(answer, names[op])
             return
         self._run(getattr(self.session, op), names.get(op, op))
+
+    def _python_level(self, st: DebuggerState) -> bool:
+        """A Python frame is selected, or the agent stopped here and the Python stack is not decoded yet
+        (a key pressed right after the stop): a step is taken at the Python level."""
+        return self.py_sel is not None or (st.python.stop is not None and pyview.python_thread(st) is None)
+
+    def python_step_refused(self) -> str | None:
+        """Why a step from the selected frame is refused now, or None: a Python frame is selected (or
+        the selected thread shows Python frames while no frame is chosen yet) and the Python agent of
+        this process is not active (not loaded yet, failed, gone, or none in this session)."""
+        st = self.state
+        if not st.is_stopped or self._agent() is not None:
+            return None
+        pt = pyview.python_thread(st)
+        if not self._python_level(st) or pt is None or not pt.frames:
+            return None
+        ag = pyagent.controller(self.session)
+        why = pyview.agent_inactive_reason(ag.info if ag is not None else None)
+        return why + "; choose a C frame for a native step"
+
+    def refuse_at_stop(self, text: str) -> None:
+        """An action refused at this stop: its reason in the status line (until the next stop) and a
+        toast (where an 80-column status line cuts it)."""
+        self.stop_note = ((self.state.selected_inferior, pyview.stop_generation(self.state)), text)
+        self._update_status(self.state)
+        self.notify(text, markup=False)
 
     def take_input_bytes(self, data: bytes) -> bool:
         """The terminal driver's input thread, at each read: a planned step key, written to gdb now

@@ -70,6 +70,14 @@ class StatusPart:
                 why = "Python stop (reading it)"  # (the agent's own trap or breakpoint, not the user's)
             elif stop is None and len(state.inferiors) > 1:
                 why = "stopped with the other processes (all-stop)"
+            note = self.stop_note
+            if note is not None and note[0] == (state.selected_inferior, pyview.stop_generation(state)):
+                # an action refused at this stop: its reason first (an 80-column line keeps it)
+                parts.append((f"■ {visible(note[1])}", "bold"))
+                if self._health.kind != watchdog.OK and self._health.describe():
+                    parts.append((f"   ⚠ {self._health.describe()}", "bold"))
+                status.update(Content.assemble(*parts), layout=False)
+                return
             parts.append(("■ stopped: ", "bold"))
             parts.append((visible(why), "bold"))
             pyf = pyview.selected_frame(state, self.py_sel)

@@ -62,6 +62,7 @@ class Plan:
     writes: int  # MIClient.writes when armed
     tokens: list[int] = field(default_factory=list)
     paint: stoppaint.StopPaint | None = None  # the rows its stop may write from gdb's output thread
+    py_sel: int | None = None  # the Python frame selected when armed (another one: its step may be refused)
 
 
 def arm(app: Any, tries: int = 0) -> None:
@@ -77,7 +78,9 @@ def arm(app: Any, tries: int = 0) -> None:
     st = app.state
     if (not app.is_running or app._closing_screen() or client is None or not client.alive
             or session.state.process is not ProcessState.STOPPED or app._agent() is not None
-            or session.attaching):  # (no step until gdb has attached to every process: RunControl.keeping_shown)
+            or session.attaching  # (no step until gdb has attached to every process: RunControl.keeping_shown)
+            # (a Python frame selected with no agent: its step keys are refused, action_exec says why)
+            or app.python_step_refused() is not None):
         return
     if st is not session.state or client.oldest_pending() is not None or app._posted is not None:
         if tries < ARM_TRIES:  # (a stage of the stop's refresh, a step's own answer: once it is in)
@@ -108,7 +111,7 @@ def arm(app: Any, tries: int = 0) -> None:
             asyncio.get_running_loop().call_later(ARM_AFTER, app.arm_keys, tries + 1)
         return
     app.key_plan = Plan(keys, client, os.dup(client.transport.write_fd()), st, app.screen, app.focused,
-                         app._keymap, client.writes, [a.token for a in keys.values()], stoppaint.make(app))
+                         app._keymap, client.writes, [a.token for a in keys.values()], stoppaint.make(app), app.py_sel)
 
 
 def _step_keys(app: Any) -> list[str]:
@@ -151,6 +154,7 @@ def take(app: Any, data: bytes) -> bool:
         written = (armed is not None and app.state is plan.state and app.session.client is client
                    and not app.input_in_flight() and len(app.screen_stack) == 1
                    and app.screen is plan.screen and app.focused is plan.focused and app._keymap is plan.keymap
+                   and app.py_sel == plan.py_sel
                    and app.app_focus and app._message_queue.empty() and app._posted is None
                    and client.write_reserved(armed.token, armed.line, plan.fd, plan.writes,
                                              plan.paint.on_stop if plan.paint is not None else _no_paint))

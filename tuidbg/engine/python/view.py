@@ -17,6 +17,7 @@ These are the rules the panes render (the app keeps only the user's choices betw
   at its stop, folded into one row.
 - :func:`eval_frame_notes` and :func:`thread_python`: the labels of eval-loop frames and threads.
 - :func:`returns_into_python`: whether finishing the selected native frame lands in Python.
+- :func:`agent_inactive_reason`: why a Python step is refused while the agent is not active.
 - :func:`process_line` and :func:`stacks_read`: where each process of a session is in Python at an
   all-stop stop (the Processes pane, views across processes), from each one's stacks of the stop.
 """
@@ -30,7 +31,7 @@ from tuidbg.agent import protocol as P
 from tuidbg.agent.protocol import AGENT_THREAD_NAME
 from tuidbg.engine.python.merge import DEFAULT_FOLD_RULES, StackRow, merged_stack, traceback_thread
 from tuidbg.engine.python.model import (
-    EXCEPTION_STOPS, AgentStop, PyFrame, PyFrameInfo, PyThread, is_agent_file, user_frames,
+    EXCEPTION_STOPS, AgentInfo, AgentStop, PyFrame, PyFrameInfo, PyThread, is_agent_file, user_frames,
 )
 from tuidbg.engine.python.tasks import TaskView
 from tuidbg.engine.state import DebuggerState, Frame, Inferior, ProcessState
@@ -385,3 +386,21 @@ def stacks_read(state: DebuggerState) -> bool:
     """Whether the Python stacks of this stop are in for every stopped process (``python.stack_read``)."""
     return all(inf.python.stack_read for inf in state.inferiors
                if inf.process is ProcessState.STOPPED and (inf.pid or inf.os_pid))
+
+
+def agent_inactive_reason(info: AgentInfo | None) -> str:
+    """Why a Python step (``n``/``s``/``f`` on a Python frame) cannot be taken now: the agent of the
+    selected process is not active (``info`` None: the session has no agent at all). A native step
+    instead would run the interpreter's C code from wherever the thread is (a futex wait, the eval
+    loop) and lose the Python line, so the step is refused with this reason (issue 30)."""
+    if info is None:
+        return "Python steps need tuidbg's Python agent, which this session does not load"
+    if info.status == "waiting":
+        if info.how == "attach" and info.inject:
+            # (its load is queued in the program: it runs when that thread next runs Python)
+            return "the Python agent is not loaded yet: it loads when the main thread runs Python code (c runs on until then)"
+        if info.how == "attach":
+            return "the Python agent is being loaded into the process"
+        return "the Python agent has not started yet (c runs on until it does)"
+    why = info.message or info.status
+    return f"the Python agent is not active ({why})"
