@@ -215,3 +215,18 @@ def test_thread_ids_come_from_gdb_threads_by_lwp():
     assert [(t.tid, t.lwp) for t in named.threads] == [("4", 10), (None, 99)]
     assert with_thread_ids(named, threads) is named  # nothing more to name: the same stack
     assert with_thread_ids(ps, []) is ps
+
+
+def test_a_python_step_without_an_active_agent_is_refused_with_the_agents_own_reason():
+    # (the attach path, the agent's load queued: tests/ui/test_ui_python_inactive.py on real interpreters)
+    from tuidbg.engine.python.model import INJECT_PENDING, AgentInfo
+
+    assert "does not load" in V.agent_inactive_reason(None)  # --no-agent, a program that embeds Python
+    queued = AgentInfo(status="waiting", how="attach", inject=INJECT_PENDING)
+    assert "loads when the main thread runs Python code" in V.agent_inactive_reason(queued)
+    assert "has not started yet" in V.agent_inactive_reason(AgentInfo(status="waiting", how="run"))
+    failed = AgentInfo(status="failed", message="cannot load the Python agent: it has no Py_AddPendingCall")
+    assert V.agent_inactive_reason(failed) == ("the Python agent is not active (cannot load the Python agent: "
+                                               "it has no Py_AddPendingCall)")
+    gone = AgentInfo(status="disconnected", message="the Python agent closed the connection")
+    assert "closed the connection" in V.agent_inactive_reason(gone)
