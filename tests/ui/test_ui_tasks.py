@@ -69,8 +69,9 @@ async def test_tasks_tab_and_a_task_in_the_frames_pane(tmp_path):
         assert names[k + 1] == "  blocker" and table[k + 1][2] == "running" and table[k + 1][0] == "●", table
         sw = table[names.index("stuck-waiter")]
         assert sw[2] == "pending" and sw[3].startswith("Event.wait ") and sw[4] == "Future (pending)", sw
-        text = screen(app)
-        assert "Tasks" in text and "parent-gather" in text and "Event.wait locks.py:" in text, text
+        # (on the screen once the pane's rows are painted: the next screen update after they came)
+        await until(pilot, lambda: all(w in screen(app) for w in ("Tasks", "parent-gather", "Event.wait locks.py:")),
+                    10, "the tasks on the screen")
         # Enter on 'awaits-task': its coroutine in the Python frames pane, the source and locals follow
         pane.move_cursor(row=names.index("awaits-task"))
         await pilot.press("enter")
