@@ -159,6 +159,12 @@ async def python_locals(
         res = await _run_command(session, chosen, "tuidbg-pylocals", args, 60.0)
     if res.get("status") == "no-python":
         raise NoPython(str(res.get("reason", "no Python in this process")))
+    return locals_from_result(res)
+
+
+def locals_from_result(res: dict) -> tuple[PyLocal, ...]:
+    """The locals of a walker's answer (``tuidbg-pylocals``, ``tuidbg-pytasks --locals``); EngineError with its
+    reason when it read none."""
     if res.get("status") != "ok":
         raise EngineError(str(res.get("reason", "cannot read the locals")))
     return tuple(

@@ -78,14 +78,7 @@ def show_task(session: "DebugSession", task: PyTask | None) -> None:
 
 
 async def frame_locals(session: "DebugSession", frame: int, code: int) -> tuple[PyLocal, ...]:
-    res = await collect(session, locals_of=(frame, code), timeout=60.0)
-    if res.get("status") != "ok":
-        raise EngineError(str(res.get("reason", "cannot read the locals")))
-    return tuple(
-        PyLocal(name=str(r["name"]), type=str(r["type"]), value=r.get("value"), kind=str(r.get("kind", "local")),
-                address=r.get("addr"), error=r.get("error"))
-        for r in res.get("locals") or []
-    )
+    return P.locals_from_result(await collect(session, locals_of=(frame, code), timeout=60.0))
 
 
 class _Stage:
