@@ -19,18 +19,11 @@ from tuidbg.engine.state import ProcessState
 pytestmark = requires_gdb
 
 
-def lent(s) -> list[float]:
-    """The holds gdb's output thread read for (their end times), into the list returned."""
-    held = s.client.transport._held
-    reads: list[float] = []
-    read_held = held._read_held
-
-    def spy(hold):
-        reads.append(hold.until)
-        return read_held(hold)
-
-    held._read_held = spy
-    return reads
+def lent(s):
+    """How many holds gdb's output thread has read for since this call (a function to ask it)."""
+    held = s.client.transport.held
+    before = held.holds_read
+    return lambda: held.holds_read - before
 
 
 async def held_step(s, on_stop) -> None:
@@ -46,13 +39,13 @@ async def held_step(s, on_stop) -> None:
 def watched(client) -> list[tuple]:
     """What the loop hears from gdb, in order, into the list returned (``on_stop`` adds to it too)."""
     events: list[tuple] = []
-    dispatch = client._dispatch
+    listener = client.listener
 
-    def spy(rec):
+    def spy(rec, quiet):
         events.append(("loop", rec.kind, rec.cls))
-        return dispatch(rec)
+        return listener(rec, quiet)
 
-    client._dispatch = spy
+    client.set_listener(spy)
     return events
 
 
@@ -76,7 +69,7 @@ async def test_a_held_steps_stop_reaches_on_stop_first_then_the_loop_hears_it_al
 
     # gdb's output is the loop's again: the engine goes on as before
     assert (await s.cmd("-data-evaluate-expression 6*7")).get("value") == "42"
-    assert s.client.transport._held._lent is None
+    assert not s.client.transport.held.lent
 
 
 async def test_a_hold_ends_at_the_steps_error(make_session, threads_prog, monkeypatch):
@@ -87,7 +80,7 @@ async def test_a_hold_ends_at_the_steps_error(make_session, threads_prog, monkey
     token, line = client.reserve("-exec-next --thread 999")
     assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, called.append)
     res = await asyncio.wait_for(client.take_reserved(token, check=False), 20)
-    assert res.cls == "error" and not called and len(reads) == 1  # (held, and given back at the error)
+    assert res.cls == "error" and not called and reads() == 1  # (held, and given back at the error)
     assert (await asyncio.wait_for(s.cmd("-data-evaluate-expression 1+1"), 20)).get("value") == "2"
 
 
@@ -97,7 +90,7 @@ async def test_a_hold_over_before_the_loops_turn_lends_nothing(make_session, thr
     events, reads = watched(s.client), lent(s)
     called: list = []
     await held_step(s, called.append)
-    assert not called and not reads
+    assert not called and not reads()
     assert (mi.EXEC, "stopped") in [(kind, cls) for _, kind, cls in events]
     assert s.state.frames[0].line == line_of(PROGRAMS / "threads.c", "middle_after")
 
@@ -119,30 +112,30 @@ async def test_a_step_longer_than_its_hold_goes_on_the_loops_way(make_session, b
     for _ in range(20):
         events.clear()
         await held_step(s, called.append)
-        assert len(reads) <= 1 and not called
+        assert reads() <= 1 and not called
         heard = [(kind, cls) for _, kind, cls in events]
         assert heard.index((mi.EXEC, "running")) < heard.index((mi.EXEC, "stopped"))
         assert s.state.frames[0].line != sleeps
-        if reads:
+        if reads():
             break
         gen = s.state.generation
         await s.cont()  # (round the loop to the breakpoint on the sleep again)
         await wait_for(lambda: s.state.is_stopped and s.state.generation > gen, 10, "the breakpoint again")
-    assert len(reads) == 1
+    assert reads() == 1
 
 
 async def test_no_hold_once_the_loop_has_read_the_steps_stop(make_session, threads_prog, monkeypatch):
     # (the loop was busy when the step was written: it lends gdb's output only after the stop came)
     monkeypatch.setattr(client_module, "HOLD_AT_MOST", 600.0)
     s = await stopped_in_middle(make_session, threads_prog)
-    held = s.client.transport._held
+    held = s.client.transport.held
     reads, lends = lent(s), []
-    lend = held._lend
-    held._lend = lambda: lends.append(lend)  # (its turn comes later, by hand)
+    lend = held.lend
+    held.lend = lambda: lends.append(lend)  # (its turn comes later, by hand)
     called: list = []
     await held_step(s, called.append)
     lends.pop()()  # (the loop's turn, late)
-    assert not reads and not called and held._lent is None  # (nothing lent: nothing held for 20 ms)
+    assert not reads() and not called and not held.lent  # (nothing lent: nothing held for 20 ms)
     assert (await asyncio.wait_for(s.cmd("-data-evaluate-expression 2+3"), 20)).get("value") == "5"
 
 
@@ -155,14 +148,14 @@ async def test_gdbs_end_during_a_hold_loses_nothing(make_session, threads_prog, 
     token, line = client.reserve("-gdb-exit")
     assert client.write_reserved(token, line, client.transport.write_fd(), client.writes, lambda rec: None)
     res = await asyncio.wait_for(client.take_reserved(token, check=False), 20)
-    assert res.cls == "exit" and len(reads) == 1  # (held until gdb's end, then read)
+    assert res.cls == "exit" and reads() == 1  # (held until gdb's end, then read)
     await asyncio.wait_for(client.wait_exit(), 20)
     assert s.state.process is ProcessState.GDB_EXITED or client.exited is not None
 
 
 async def test_the_reader_thread_ends_with_its_transport(make_session, threads_prog):
     s = await stopped_in_middle(make_session, threads_prog)
-    thread = s.client.transport._held.thread
+    thread = s.client.transport.held.thread
     assert thread.is_alive()
     await s.close()
     await asyncio.to_thread(thread.join, 10)

@@ -97,6 +97,11 @@ class MIClient:
         self._reserved: dict[int, _Pending] = {}  # reserve(): tokens for a command written elsewhere
         self._answered_early: dict[int, _Pending] = {}  # reserved, answered before take_reserved
 
+    @property
+    def listener(self) -> Listener:
+        """What hears every record the loop reads from gdb, in gdb's order (but the answers to commands)."""
+        return self._listener
+
     def set_listener(self, listener: Listener) -> None:
         self._listener = listener
 

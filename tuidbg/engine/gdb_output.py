@@ -2,7 +2,7 @@
 
 The loop reads gdb's stdout (asyncio's pipe reader, ``SubprocessTransport.lines``). A step's key
 written to gdb by the terminal's input thread (``MIClient.write_reserved``, ``ui.keyplan``) asks for
-``hold`` first: the loop then lends gdb's output to ``HeldOutput``'s thread (``_lend``: the pipe's
+``hold`` first: the loop then lends gdb's output to ``HeldOutput``'s thread (``lend``: the pipe's
 reading paused), which reads what gdb writes while it steps (``^running``, ``*running``, the
 prompt) and keeps it, so the loop is not woken for it; the first whole ``*stopped`` line goes to the
 hold's ``on_stop`` in that thread; then everything read goes to the loop at once, in gdb's order,
@@ -57,6 +57,7 @@ class HeldOutput:
         self._pause, self._resume, self._feed, self._reading = pause, resume, feed, reading
         self._hold: _Hold | None = None  # asked for (hold), not yet lent
         self._lent: _Hold | None = None  # the thread reads for it
+        self.holds_read = 0  # how many holds the thread has read gdb's output for (a count for tests and logs)
         self._wake_r, self._wake_w = os.pipe()
         self._lock = threading.Lock()
         self._done = False
@@ -73,7 +74,7 @@ class HeldOutput:
         unless ``too_late()`` then (the loop, busy when the step was written, read its stop itself)."""
         self._hold = _Hold(on_stop, time.monotonic() + at_most, too_late)
         try:
-            self._loop.call_soon_threadsafe(self._lend)
+            self._loop.call_soon_threadsafe(self.lend)
         except RuntimeError:
             self._hold = None  # (the loop is closed)
 
@@ -88,8 +89,14 @@ class HeldOutput:
             if not self._done:
                 os.write(self._wake_w, b"s")
 
-    def _lend(self) -> None:
-        """The loop: gdb's output is the thread's, for the hold asked for (if it is not over already)."""
+    @property
+    def lent(self) -> bool:
+        """gdb's output is the thread's now (lent for a hold, not given back yet)."""
+        return self._lent is not None
+
+    def lend(self) -> None:
+        """The loop's turn after ``hold`` (scheduled by it): gdb's output is the thread's, for the hold asked
+        for, if it is not over already."""
         hold, self._hold = self._hold, None
         if (hold is None or self._lent is not None or time.monotonic() >= hold.until or hold.too_late()
                 or not self._reading()):
@@ -115,6 +122,7 @@ class HeldOutput:
                     break
                 hold = self._lent
                 if hold is not None:
+                    self.holds_read += 1
                     data, stopped = self._read_held(hold)
                     self._loop.call_soon_threadsafe(self._give_back, data)
                     if stopped:

@@ -143,6 +143,11 @@ class SubprocessTransport(Transport):
                                     stdout.feed_data, pipe.is_reading)
             self._held.start()
 
+    @property
+    def held(self) -> HeldOutput | None:
+        """The thread that reads gdb's output while a step is held (None before ``start``)."""
+        return self._held
+
     def hold(self, on_stop: Callable[[str], None], at_most: float, too_late: Callable[[], bool]) -> None:
         if self._held is not None:
             self._held.hold(on_stop, at_most, too_late)
