@@ -210,7 +210,7 @@ async def test_cuda_tables_are_empty_without_a_gpu_and_no_focus_answers_are_hand
         assert (await ext.set_option("memcheck", "auto")).get("memcheck") == "auto"
     assert cuda.snapshot(s.state).settings.get("api_failures") == "stop_all"
     # cuda-gdb 11.8 on Debian 12 prints BFD warnings about .relr.dyn; they arrive beside MI, harmlessly
-    tail = " ".join(s._transport.stderr_tail())
+    tail = " ".join(s.client.transport.stderr_tail())
     assert s.state.process is ProcessState.STOPPED
     if "BFD:" in tail:
         assert ".relr.dyn" in tail

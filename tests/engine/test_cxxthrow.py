@@ -31,8 +31,7 @@ async def _next_stop(s, gen: int, timeout: float = 90):
     while True:
         st = s.state
         if st.generation > gen and st.process is not ProcessState.RUNNING and not st.python.transient:
-            task = s._refresh_task
-            if st.process is not ProcessState.STOPPED or (task is None or task.done()):
+            if st.process is not ProcessState.STOPPED or not s.refreshing:
                 if st.process is not ProcessState.STOPPED or st.cxx_throw is not None or st.python.stop is not None:
                     return st
         if loop.time() > deadline:

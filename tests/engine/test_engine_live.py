@@ -229,9 +229,9 @@ async def test_operations_refused_in_wrong_state(make_session, threads_prog):
 async def test_huge_value_over_the_line_limit_fails_cleanly(make_session, threads_prog):
     from tuidbg.engine.transport import SubprocessTransport, gdb_env
 
-    s = await make_session(start=False, mode="run", program=str(threads_prog))
-    s._transport = SubprocessTransport(s.gdb_argv(), env=gdb_env(False), max_line=4096)
-    await s.start()
+    argv = (await make_session(start=False, mode="run", program=str(threads_prog))).gdb_argv()
+    s = await make_session(mode="run", program=str(threads_prog),
+                           transport=SubprocessTransport(argv, env=gdb_env(False), max_line=4096))
     await s.break_insert(file=str(SRC), line=line_of(SRC, "main_call"))
     await s.launch()
     await wait_stopped(s)

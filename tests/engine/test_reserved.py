@@ -29,7 +29,7 @@ async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_
     assert not client.write_reserved(token, line, fd, client.writes - 1)  # (a command written since: not now)
     assert client.write_reserved(token, line, fd, client.writes)
     assert client.oldest_pending()[0] == token  # (in flight: a hung gdb would show)
-    await wait_for(lambda: token in client._answered_early, 10, "the answer")
+    await wait_for(lambda: token in client.tokens_held()["answered"], 10, "the answer")
     res = await client.take_reserved(token)
     assert res.cls == "done" and res.get("value") == "42"
 
@@ -37,7 +37,7 @@ async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_
     token, line = client.reserve("-data-evaluate-expression 6*8")
     assert client.write_reserved(token, line, fd, client.writes)
     answer = client.take_reserved(token)
-    assert client.oldest_pending()[0] == token and token in client._pending
+    assert client.oldest_pending()[0] == token and token in client.tokens_held()["pending"]
     res = await answer
     assert res.cls == "done" and res.get("value") == "48"
 
@@ -45,11 +45,11 @@ async def test_a_reserved_command_is_answered_however_its_answer_and_its_taking_
     token, _line = client.reserve("-data-evaluate-expression 1")
     writes = client.writes
     client.release(token)
-    assert token not in client._reserved and client.oldest_pending() is None
+    assert token not in client.tokens_held()["reserved"] and client.oldest_pending() is None
     assert client.writes == writes  # (reserving is not writing: a plan made before stays good)
     await s.cmd("-data-evaluate-expression 2")
     assert client.writes == writes + 1
-    assert not client._answered_early
+    assert not client.tokens_held()["answered"]
 
 
 async def test_a_reserved_command_taken_after_gdb_is_gone_fails_at_once(make_session, threads_prog):

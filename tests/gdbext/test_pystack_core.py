@@ -41,7 +41,7 @@ async def _open_core(make_session, interp, core):
     s = await make_session(mode="none", program=str(interp.exe))
     await s.cmd(f"-file-exec-and-symbols {mi.quote(str(interp.exe))}", timeout=120)
     await s.cmd(f"-interpreter-exec console {mi.quote('core-file ' + str(core))}", timeout=120)
-    await s._synthesize_stop("core file")
+    await s.stop_at_selection("core file")
     return s
 
 

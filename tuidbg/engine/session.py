@@ -323,11 +323,13 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             except MIError as exc:
                 raise StartupError(f"gdb cannot open core file {cfg.core}: {exc.message}") from exc
             # A core has no *stopped record: make one from what gdb selected.
-            await self._synthesize_stop("core file")
+            await self.stop_at_selection("core file")
         for ext in self.extensions:
             await ext.on_launch(self)
 
-    async def _synthesize_stop(self, reason: str) -> None:
+    async def stop_at_selection(self, reason: str) -> None:
+        """A stop made from what gdb has selected, said with ``reason``, for a target that gives no
+        ``*stopped`` record (a core file opened)."""
         res = await self.cmd("-stack-info-frame", check=False)
         frame = res.get("frame") if res.cls == "done" else None
         threads = await self.cmd("-thread-info", check=False)
