@@ -191,10 +191,10 @@ def test_a_key_method_under_any_of_the_keys_names_or_a_key_handler_is_seen():
         @on(events.Key)
         def seen(self, event: events.Key) -> None: ...
 
-    assert fastkeys._key_handled(Upper(), events.Key("N", "N"))
-    assert fastkeys._key_handled(Private(), events.Key("f10", None))
-    assert fastkeys._key_handled(Handler(), events.Key("x", "x"))
-    assert not fastkeys._key_handled(Pane(), events.Key("n", "n"))
+    assert fastkeys.key_handled(Upper(), events.Key("N", "N"))
+    assert fastkeys.key_handled(Private(), events.Key("f10", None))
+    assert fastkeys.key_handled(Handler(), events.Key("x", "x"))
+    assert not fastkeys.key_handled(Pane(), events.Key("n", "n"))
 
 
 @requires_gdb

@@ -73,8 +73,7 @@ async def test_sigtrap_selects_the_python_frame_and_panes_follow(interp_name, bu
         folds = [r for r in rows if isinstance(r, FoldRow)]
         assert folds, rows
         n_before = len(rows)
-        cpp.open_folds.add(folds[0].key)
-        cpp._refresh_rows()
+        cpp.toggle_fold(folds[0])
         assert len(cpp.rows) == n_before + len(folds[0].children)
         await app.session.close()
 

@@ -66,6 +66,11 @@ class OrderedWriter(WriterThread):
         self.written = 0  # pieces handed to the thread or written by write_now: all that changes the screen
         self._stopping = False
 
+    @property
+    def outstanding(self) -> int:
+        """Pieces handed to the thread and not written yet."""
+        return self._outstanding
+
     def write(self, text: str) -> None:
         with self._lock:
             self._outstanding += 1

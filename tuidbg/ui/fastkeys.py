@@ -47,7 +47,7 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
             continue
         if not node._message_queue.empty():
             return None  # (an earlier key may still be on its way up)
-        if _key_handled(node, event):
+        if key_handled(node, event):
             return None  # a widget that handles keys itself (Input, TextArea, Select), or this key
         if node.check_consume_key(key, event.character) or node.is_modal:
             return None
@@ -69,7 +69,7 @@ def binding_action(app: App, event: events.Key) -> tuple[str, tuple[Any, ...]] |
     return None
 
 
-def _key_handled(node: object, event: events.Key) -> bool:
+def key_handled(node: object, event: events.Key) -> bool:
     """``node`` handles keys itself (``_takes_keys``), or has a key method for ``event`` under any of
     its names, as ``dispatch_key`` looks them up (``key_upper_n``, ``_key_f10``)."""
     return _takes_keys(type(node)) or any(hasattr(node, f"key_{name}") or hasattr(node, f"_key_{name}")

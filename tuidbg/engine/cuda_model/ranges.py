@@ -253,6 +253,11 @@ class ThreadRanges(Sequence[ThreadRange]):
     @overload
     def __getitem__(self, i: int) -> ThreadRange: ...
 
+    @property
+    def converted(self) -> int:
+        """How many rows have been made ranges so far (each is made when first asked for)."""
+        return len(self._cache)
+
     @overload
     def __getitem__(self, i: slice) -> tuple[ThreadRange, ...]: ...
 

@@ -289,14 +289,15 @@ class CppFramesPane(Static):
         elif isinstance(p, PythonRow):
             self.post_message(self.PythonChosen(p.frame, event.activated))
         elif isinstance(p, FoldRow) and event.activated:
-            self._toggle_fold(p)
+            self.toggle_fold(p)
         elif isinstance(p, HostRow) and event.activated:
             self.post_message(self.HostFrameChosen(p.thread, p.frame.level))
 
     def action_host_stack(self) -> None:
         self.post_message(self.HostStackToggled())
 
-    def _toggle_fold(self, row: FoldRow) -> None:
+    def toggle_fold(self, row: FoldRow) -> None:
+        """Open a folded run of frames, or fold it back (Enter on its row)."""
         self.open_folds.symmetric_difference_update({row.key})
         self._refresh_rows()
         # the cursor stays on the fold's row (Enter again folds it back)
@@ -312,7 +313,7 @@ class CppFramesPane(Static):
             self.expanded.symmetric_difference_update({row.frame.level})
             self._refresh_rows()
         elif isinstance(row, FoldRow):
-            self._toggle_fold(row)
+            self.toggle_fold(row)
         elif isinstance(row, LoadMore):
             self.post_message(self.MoreRequested())
 
