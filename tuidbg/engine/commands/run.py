@@ -22,6 +22,7 @@ _STEPS = {"next": ("step over", "-exec-next"), "step": ("step into", "-exec-step
 
 # gdb's words when it resumes a process that has ended
 _GONE = ("No such process", "without a live selected thread", "is not being run", "Couldn't get registers")
+_LIVE = (ProcessState.RUNNING, ProcessState.STOPPED)
 
 
 class RunControl(CommandBase):
@@ -157,19 +158,23 @@ class RunControl(CommandBase):
     async def _forget_ended(self) -> None:
         if self.config.remote:  # (its processes are another machine's: this one's /proc knows none of them)
             return
-        for inf in self._state.live_inferiors():
-            pid = inf.os_pid or inf.pid
-            if not pid or not rescue.has_ended(pid) or not self._state.is_stopped:
+        for listed in self._state.live_inferiors():
+            inf = self._state.find(listed.id)  # (as it is now: an earlier one's kill let gdb's records in)
+            pid = inf and (inf.os_pid or inf.pid)
+            if not pid or inf.process not in _LIVE or not rescue.has_ended(pid) or not self._state.is_stopped:
                 continue
             status = rescue.exit_status(pid)  # (what it ended with, while it is a zombie)
             # (gdb 13's "detach" of such a process fails an assertion; its "kill" reaps what is left of it)
             await self.cmd(f"-interpreter-exec console {mi.quote('kill inferiors ' + inf.id.lstrip('i'))}",
                            check=False)
+            now = self._state.find(inf.id)
+            if now is None or now.process not in _LIVE:
+                continue  # (gdb said its end meanwhile, with its exit code: what gdb said stands)
             code, said = _wait_status(status)
             st = self._state.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
-                                           exit_code=inf.exit_code if code is None else code,
-                                           exit_description=inf.exit_description or said or "ended (gdb missed its exit)")
-            if st.inferior.process not in (ProcessState.RUNNING, ProcessState.STOPPED):
+                                           exit_code=now.exit_code if code is None else code,
+                                           exit_description=now.exit_description or said or "ended (gdb missed its exit)")
+            if st.inferior.process not in _LIVE:
                 live = st.live_inferiors()
                 transient = st.python.transient  # (a stop the session goes on from stays unseen)
                 st = replace(st, selected_inferior=(live[0] if live else st.inferiors[0]).id)
