@@ -345,9 +345,15 @@ def _ui_options(args) -> UIOptions:
 
 def cmd_run(args) -> int:
     cfg = run_config(args)
+    return run_ui(cfg, run_ui_options(args, cfg))
+
+
+def run_ui_options(args, cfg) -> UIOptions:
+    """The screen's options of ``tuidbg run`` (``args``) on the session ``cfg``: a launch profile the user
+    picks on the screen keeps this session's --nx and --debuginfod."""
     ui = _ui_options(args)
     ui.profile_config = lambda name: _profile_config(name, cfg)
-    return run_ui(cfg, ui)
+    return ui
 
 
 def _profile_config(name: str, current):

@@ -148,8 +148,7 @@ async def test_the_command_palette_lists_profiles_and_restarts_with_one(tmp_path
     monkeypatch.chdir(tmp_path)
     args = cli.run_args(["--profile", "plain", "--nx"])
     cfg = cli.run_config(args)
-    ui = cli._ui_options(args)
-    ui.profile_config = lambda name: cli._profile_config(name, cfg)
+    ui = cli.run_ui_options(args, cfg)
     from tuidbg import config as tconfig
     from tuidbg.engine.debugger import new_session
     from tuidbg.ui.app import TuidbgApp

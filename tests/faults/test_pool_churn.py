@@ -45,7 +45,13 @@ class Pool:
         wait_until(lambda: (p := proc(self.proc.pid)) is not None and not p.tracer and p.state not in "TtZX", 10,
                    "the pool's parent to run, untraced")
         before = self.beat()
-        wait_until(lambda: self.beat() > before + 1, 30, f"the pool to go on (round {before})")
+
+        def stuck() -> str:
+            tree = {q: proc(q) for q in descendants(self.proc.pid)}
+            return (f"the pool to go on (round {before}, now {self.beat()}); its processes: "
+                    + ", ".join(f"{q} {p.state} tracer {p.tracer}" for q, p in tree.items() if p is not None))
+
+        wait_until(lambda: self.beat() > before + 1, 30, stuck)
 
     def close(self) -> None:
         kill_group(self.proc)
