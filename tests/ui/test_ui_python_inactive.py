@@ -83,12 +83,13 @@ async def test_python_step_without_the_agent_is_refused_with_its_reason(size, in
             gen = app.state.generation
             for key, word in (("n", "next"), ("f", "finish")):
                 await pilot.press(key)
+                # the whole reason and what to do in a toast (80 columns cut it in the status line) ...
+                await until(pilot, lambda: f"Python {word} refused: the Python agent is not loaded yet" in toasts_text(app)
+                            and "choose a C frame for a native step" in toasts_text(app), 15, "the reason in a toast")
+                # ... and in the status line until the next stop (at 80x24 once the toast, over it, is gone)
                 await until(pilot, lambda: f"Python {word} refused: the Python agent is not loaded yet" in _status_row(app),
                             15, f"the refusal of {key} in the status line")
                 assert app.state.process is ProcessState.STOPPED and app.state.generation == gen
-            if size[0] >= 160:  # (the whole reason and what to do; 80 columns cut it in the status line)
-                await until(pilot, lambda: "choose a C frame for a native step" in toasts_text(app), 15,
-                            "the reason in a toast too")
             assert app.key_plan is None  # (no fast native step is planned for the keys either)
             await app.session.close()  # (attach: detaches)
         assert proc.poll() is None  # left running
