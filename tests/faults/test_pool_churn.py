@@ -42,8 +42,13 @@ class Pool:
 
     def assert_runs_on(self) -> None:
         """The pool's parent is there, untraced, not stopped, and its rounds of tasks go on."""
+        def parent() -> str:
+            tree = {q: proc(q) for q in [self.proc.pid, *descendants(self.proc.pid)]}
+            return "the pool's parent to run, untraced; its tree: " + ", ".join(
+                f"{q} {p.state} tracer {p.tracer}" for q, p in tree.items() if p is not None)
+
         wait_until(lambda: (p := proc(self.proc.pid)) is not None and not p.tracer and p.state not in "TtZX", 10,
-                   "the pool's parent to run, untraced")
+                   parent)
         before = self.beat()
 
         def stuck() -> str:
@@ -87,7 +92,11 @@ async def test_attach_children_of_a_churning_pool(pool, monkeypatch, tmp_path):
         finally:
             await s.close()
         pool.assert_runs_on()
-        assert not any(proc(p) is not None and proc(p).tracer for p in descendants(pool.proc.pid))
+        # none of its processes is left traced, or stopped (a worker forked as gdb let go, its first SIGSTOP
+        # delivered after: it held the task queue's lock, and the pool waited for good)
+        left = {q: (p.state, p.tracer) for q in descendants(pool.proc.pid)
+                if (p := proc(q)) is not None and (p.tracer or p.state in "Tt")}
+        assert not left, left
 
 
 async def test_a_process_that_exits_while_the_tree_is_attached_is_left_out(pool, monkeypatch, tmp_path):

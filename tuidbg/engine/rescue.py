@@ -327,6 +327,93 @@ def release(pid: int, start_time: int | None, leave_stopped: bool = False, stopp
     return f"process {pid} is still stopped"
 
 
+def boot_ticks() -> int:
+    """Now, in the clock ticks after boot that /proc's start times count (a process born from now on has
+    this start time or a later one)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+_STOP_SIGNALS = sum(1 << (n - 1) for n in (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU))
+
+
+def _stop_pending(pid: int) -> bool:
+    """A stop signal waits to be delivered to the process (/proc's SigPnd and ShdPnd)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            masks = [int(line.split()[1], 16) for line in f if line.startswith(("SigPnd:", "ShdPnd:"))]
+    except (OSError, ValueError, IndexError):
+        return False
+    return any(m & _STOP_SIGNALS for m in masks)
+
+
+def _born_below(roots: set[int], since: int) -> list[ProcInfo]:
+    """The processes below ``roots`` (them included) born at ``since`` or later."""
+    infos: dict[int, ProcInfo] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (info := proc_info(int(name))) is not None:
+            infos[info.pid] = info
+    children: dict[int, list[int]] = {}
+    for info in infos.values():
+        children.setdefault(info.ppid, []).append(info.pid)
+    seen, todo = set(), [r for r in roots if r in infos]
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(children.get(pid, ()))
+    return [infos[pid] for pid in seen if infos[pid].start_time >= since]
+
+
+def wake_born(roots, since: int, calm: float = 0.3, timeout: float = 3.0) -> list[int]:
+    """After gdb is gone: the processes forked below ``roots`` (the session's) since ``since`` (``boot_ticks``
+    at the session's start) that are left stopped, or have a stop signal on its way, are continued; returns
+    their PIDs. gdb follows a fork by tracing the child from its birth, a SIGSTOP its first signal: a child
+    forked as gdb detached or died (a pool replacing a worker) is let go with that SIGSTOP undelivered, and
+    stops for good once it is (holding, say, the lock of the pool's task queue: the whole pool waits). A
+    SIGCONT drops a pending stop too. Such a process was born under tuidbg: no stop of it predates tuidbg.
+    Watched until none has stopped for ``calm`` seconds."""
+    roots = {r for r in roots if r}
+    woken: list[int] = []
+    if not roots:
+        return woken
+    deadline = time.monotonic() + timeout
+    calm_since = time.monotonic()
+    while time.monotonic() < deadline:
+        born = _born_below(roots, since)
+        if not born:
+            break
+        left = [i for i in born if i.tracer == 0 and (i.state == "T" or _stop_pending(i.pid))]
+        for info in left:
+            _cont(info.pid)
+            if info.pid not in woken:
+                woken.append(info.pid)
+        if left:
+            calm_since = time.monotonic()
+        elif time.monotonic() - calm_since >= calm:
+            break
+        time.sleep(0.02)
+    if woken:
+        log.info("continued %d process(es) forked under gdb and left stopped: %s", len(woken), woken)
+    return woken
+
+
+def let_go(target: tuple[int, int | None, bool] | None, detach: bool, stopped_by_us: bool, detached: bool,
+           since: int, others: set[int]) -> str:
+    """The end of a session, gdb gone: the program (``target``: pid, start time, stopped before tuidbg)
+    released (``detach``; ``detached``: gdb detached it itself, no stop of gdb's on its way) or ended, then
+    the processes forked below it and ``others`` since ``since`` woken (``wake_born``). Returns what became
+    of the program."""
+    said = "no program"
+    if target is not None and detach:
+        said = release(target[0], target[1], leave_stopped=target[2], stopped_by_us=stopped_by_us,
+                       calm=0.0 if detached else 0.3)
+    elif target is not None:
+        end_program(target[0], target[1])
+        said = f"process {target[0]} ended"
+    wake_born(others | ({target[0]} if target else set()), since)
+    return said
+
+
 def _cont(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGCONT)

@@ -78,6 +78,7 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
         # close() releases or ends when gdb cannot do it.
         self._target: tuple[int, int | None, bool] | None = None  # (pid, start time, stopped before us)
         self._more_targets: list[tuple[int, int | None, bool]] = []  # attach PID PID...: the others
+        self._born_since = rescue.boot_ticks()  # (a process forked under this session was born since)
         self.watchdog = GdbWatchdog(self.gdb_pid, lambda: self.client.oldest_pending() if self.client else None)
         self._activity_timer: asyncio.TimerHandle | None = None
         self._detached = False  # gdb detached from the program itself (its breakpoints are out)
@@ -587,15 +588,8 @@ class DebugSession(Listeners, RunControl, FinishCommands, StackCommands, Breakpo
             return remote.release(self.config, remote.breakpoint_addresses(self._state.breakpoints))
         for (mpid, mstart, mwas), by_us in more:
             rescue.release(mpid, mstart, leave_stopped=mwas, stopped_by_us=by_us, calm=0.3)
-        if target is None:
-            return "no program"
-        pid, start, was_stopped = target
-        if how == "detach":
-            # (gdb detached it itself: no stop of gdb's is on its way, nothing to wait for)
-            return rescue.release(pid, start, leave_stopped=was_stopped, stopped_by_us=stopped_by_us,
-                                  calm=0.0 if self._detached else 0.3)
-        rescue.end_program(pid, start)
-        return f"process {pid} ended"
+        return rescue.let_go(target, how == "detach", stopped_by_us, self._detached, self._born_since,
+                             {t[0] for t in self._more_targets} | {i.os_pid or i.pid or 0 for i in self._state.inferiors})
 
     def write_program_input(self, data: bytes) -> None:
         if self.tty is not None:

@@ -164,13 +164,19 @@ class RunControl(CommandBase):
             if not pid or inf.process not in _LIVE or not rescue.has_ended(pid) or not self._state.is_stopped:
                 continue
             status = rescue.exit_status(pid)  # (what it ended with, while it is a zombie)
+            log.info("process %s (%s) ended unreported by gdb; its exit status %s", pid, inf.id,
+                     "unknown (reaped)" if status is None else status)
             # (gdb 13's "detach" of such a process fails an assertion; its "kill" reaps what is left of it)
             await self.cmd(f"-interpreter-exec console {mi.quote('kill inferiors ' + inf.id.lstrip('i'))}",
                            check=False)
+            code, said = _wait_status(status)
             now = self._state.find(inf.id)
             if now is None or now.process not in _LIVE:
-                continue  # (gdb said its end meanwhile, with its exit code: what gdb said stands)
-            code, said = _wait_status(status)
+                # (gdb said its end meanwhile: what it said stands, and the exit status read from /proc before
+                # the kill where gdb, killing what was left of it, says none)
+                if now is not None and now.exit_code is None and code is not None:
+                    self.set_state(self._state.with_inferior(inf.id, exit_code=code, exit_description=said))
+                continue
             st = self._state.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
                                            exit_code=now.exit_code if code is None else code,
                                            exit_description=now.exit_description or said or "ended (gdb missed its exit)")
@@ -425,8 +431,17 @@ class RunControl(CommandBase):
         if any(inf.process is ProcessState.RUNNING for inf in live) and not self.config.remote:
             await self.interrupt()  # (a remote session's gdb detaches a running process itself: target-non-stop)
         if len(self._state.inferiors) > 1:
-            for inf in live:
-                await self.cmd(f"-target-detach {inf.id}")
+            # each process of the session, those that came meanwhile too (a fork gdb followed as it stopped
+            # them); one that ended meanwhile ("Thread group is empty") does not keep the others traced
+            done: list = []
+            while todo := [inf for inf in self._state.live_inferiors() if inf.id not in {d.id for d in done}]:
+                for inf in todo:
+                    done.append(inf)
+                    res = await self.cmd(f"-target-detach {inf.id}", check=False)
+                    msg = str(res.get("msg") or "")
+                    if res.cls == "error" and not any(m in msg for m in (*_GONE, "Thread group is empty")):
+                        raise MIError(msg, f"-target-detach {inf.id}")
+            live = tuple(done)
         else:
             await self.cmd("-target-detach")
         self._detached = True
