@@ -9,10 +9,12 @@ anew), a shell child (not Python: let go), and a torch DataLoader's two workers.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, line_of
+from helpers import DEBIAN_PY311, PROGRAMS, line_of, wait_for
 from pystack_helpers import TORCH_PYTHON, shows_its_python
 
 from tuidbg.engine import pyagent
@@ -366,3 +368,31 @@ async def test_a_pool_shuts_down_without_stopping_the_session(make_session, how,
     from faults.procs import assert_clean
 
     assert_clean({gdb, *pids})
+
+
+async def test_a_sigstop_of_gdbs_own_goes_on_unseen_a_sigstop_of_anyone_else_is_shown(make_session, tmp_path):
+    """gdb 13 now and then reports one of the SIGSTOPs it sends to stop a process with the others as the
+    program's own signal (seen in a Pool's shutdown under load). One whose sender is gdb (made here by gdb's
+    own Python, as gdb sends them) goes on unseen; a SIGSTOP from another process is the program's, shown."""
+    s, ctl, _out = await _session(make_session, DEBIAN_PY311, PROGRAMS / "py" / "two_counting.py", str(tmp_path))
+
+    def count(name: str) -> int:
+        try:
+            return int((tmp_path / name).read_text())
+        except (OSError, ValueError):
+            return -1
+
+    await s.launch()
+    await wait_for(lambda: count("CHILD") > 0 and count("PARENT") > 0 and len(s.state.live_inferiors()) == 2,
+                   TIMEOUT, "both processes counting")
+    child = int((tmp_path / "CHILD.pid").read_text())
+    gen = s.state.last_generation
+    await s.console(f"python import os; os.kill({child}, 19)")
+    seen = count("CHILD")
+    await wait_for(lambda: count("CHILD") > seen + 20, TIMEOUT, "the child counting on after gdb's SIGSTOP")
+    assert s.state.last_generation > gen  # (it stopped, and went on)
+    assert s.state.process is ProcessState.RUNNING
+
+    os.kill(child, signal.SIGSTOP)  # (the test's: the program's signal, as a user's kill -STOP)
+    st = await ctl.wait_stop(TIMEOUT)
+    assert st.stop is not None and st.stop.signal_name == "SIGSTOP" and st.selected_inferior != "i1", st.stop

@@ -315,8 +315,15 @@ class ChildProcesses(Extension):
                 self._going_on += 1
                 self._spawn(self._go_on(inf.id, inf.generation, signal=True))
                 return st.with_python(transient=True)
+        inf = st.find(st.stopped_inferior)
+        if (inf is not None and inf.process is ProcessState.STOPPED and inf.stop is not None
+                and inf.stop.reason == "signal-received" and inf.stop.signal_name == "SIGSTOP"):
+            # (gdb 13 now and then reports one of its own SIGSTOPs, sent to stop a process with the others, as
+            # the program's signal: one whose sender is gdb goes on unseen)
+            self._going_on += 1
+            self._spawn(self._go_on(inf.id, inf.generation, own_stop=True))
+            return st.with_python(transient=True)
         if not self._unseen(st):
-            inf = st.find(st.stopped_inferior)
             if (inf is not None and inf.process is ProcessState.EXITED and st.live_inferiors()
                     and not st.python.transient):
                 # (the others that ended meanwhile, which gdb 13 may not report, show as ended before the
@@ -335,12 +342,20 @@ class ChildProcesses(Extension):
         except (MIError, EngineError, Timeout, GdbExited) as exc:
             log.info("reading which processes ended: %s", exc)
 
-    async def _go_on(self, iid: str, generation: int, signal: bool = False) -> None:
+    async def _go_on(self, iid: str, generation: int, signal: bool = False, own_stop: bool = False) -> None:
         """After a child's exit: continue every process (from a thread that lives: gdb's current one was
         the exited process's), unless something else happened meanwhile. ``signal``: the stop is a process's
         catch of one of CAUGHT_SIGNALS, which it gets as the program goes on (unless gdb's setting for that
         signal is now to stop: then the stop is shown, as gdb's own stop at that signal)."""
         try:
+            if own_stop:
+                if not await self._sent_by_gdb(iid, generation):
+                    st = self.session.state  # (the program's SIGSTOP: shown)
+                    if st.python.transient and self._going_on == 1:
+                        self.session.set_state(st.with_python(transient=False))
+                    return
+                await self._go_on_now(iid, generation, drop_sigstop=True)
+                return
             if signal:
                 if await self._signal_stops(iid, generation):
                     return
@@ -372,6 +387,37 @@ class ChildProcesses(Extension):
             iid, left="got SIGTERM: let go to end untraced", process=ProcessState.DETACHED, threads=(), frames=(),
             locals=()))
 
+    async def _cont_without_sigstop(self) -> None:
+        """Continue, the SIGSTOP of the stop not passed to the program (gdb's setting for it is to pass it;
+        passed, gdb's own SIGSTOP would stop the process for good once gdb resumed it)."""
+        s = self.session
+        passes = (await s.signal_handling(("SIGSTOP",))).get("SIGSTOP", (True, True, True))[2]
+        if passes:
+            await s.cmd(f"-interpreter-exec console {mi.quote('handle SIGSTOP nopass')}")
+        try:
+            await s.cont()
+        finally:
+            if passes:
+                await s.cmd(f"-interpreter-exec console {mi.quote('handle SIGSTOP pass')}", check=False)
+
+    async def _sent_by_gdb(self, iid: str, generation: int) -> bool:
+        """The signal of this stop was sent by gdb itself (its sender's PID, in the signal's information)."""
+        s = self.session
+        await asyncio.sleep(0)
+        inf = s.state.find(iid)
+        if inf is None or inf.generation != generation or inf.stop is None or not s.gdb_pid():
+            return False
+        tid = inf.stop.thread_id
+        try:
+            res = await s.cmd(f"-data-evaluate-expression {f'--thread {tid} ' if tid else ''}"
+                              "$_siginfo._sifields._kill.si_pid", check=False)
+        except (EngineError, Timeout, GdbExited):
+            return False
+        if mi.to_int(res.get("value")) != s.gdb_pid():
+            return False
+        log.info("a SIGSTOP of gdb's own in %s, reported as the program's: gone on from", iid)
+        return True
+
     async def _signal_stops(self, iid: str, generation: int) -> bool:
         """Whether the signal of this catch stop is one gdb is told to stop at (``handle SIGTERM stop``): the
         stop is then the user's, said as gdb says a signal's stop."""
@@ -396,7 +442,7 @@ class ChildProcesses(Extension):
         s.set_state(st.with_inferior(iid, stop=stop).with_python(transient=False))
         return True
 
-    async def _go_on_now(self, iid: str, generation: int, signal: bool = False) -> None:
+    async def _go_on_now(self, iid: str, generation: int, signal: bool = False, drop_sigstop: bool = False) -> None:
         s = self.session
         await asyncio.sleep(0)  # (the stop's state is set once the hooks have run)
         st = s.state
@@ -419,7 +465,10 @@ class ChildProcesses(Extension):
             # the user's: the session goes on from it at once)
             s.set_state(replace(st, selected_inferior=stopped[0].id).with_python(transient=True))
         try:
-            await s.cont()
+            if drop_sigstop:
+                await self._cont_without_sigstop()
+            else:
+                await s.cont()
         except (MIError, EngineError, Timeout) as exc:
             log.info("going on after a child's exit: %s", exc)
             s.set_state(s.state.with_python(transient=False))

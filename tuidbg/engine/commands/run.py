@@ -158,8 +158,12 @@ class RunControl(CommandBase):
     async def _forget_ended(self) -> None:
         if self.config.remote:  # (its processes are another machine's: this one's /proc knows none of them)
             return
-        for listed in self._state.live_inferiors():
-            inf = self._state.find(listed.id)  # (as it is now: an earlier one's kill let gdb's records in)
+        ended = [inf for inf in self._state.live_inferiors() if (pid := inf.os_pid or inf.pid) and rescue.has_ended(pid)]
+        if ended:
+            # (gdb may have told already, in records not read yet: a command's answer comes after them)
+            await self.cmd("-list-thread-groups", check=False)
+        for listed in ended:
+            inf = self._state.find(listed.id)  # (as it is now: gdb's records, an earlier one's kill, came in)
             pid = inf and (inf.os_pid or inf.pid)
             if not pid or inf.process not in _LIVE or not rescue.has_ended(pid) or not self._state.is_stopped:
                 continue
@@ -170,16 +174,18 @@ class RunControl(CommandBase):
             await self.cmd(f"-interpreter-exec console {mi.quote('kill inferiors ' + inf.id.lstrip('i'))}",
                            check=False)
             code, said = _wait_status(status)
-            now = self._state.find(inf.id)
-            if now is None or now.process not in _LIVE:
+            now, st = self._state.find(inf.id), self._state
+            if now is None:
+                continue
+            if now.process not in _LIVE:
                 # (gdb said its end meanwhile: what it said stands, and the exit status read from /proc before
                 # the kill where gdb, killing what was left of it, says none)
-                if now is not None and now.exit_code is None and code is not None:
-                    self.set_state(self._state.with_inferior(inf.id, exit_code=code, exit_description=said))
-                continue
-            st = self._state.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
-                                           exit_code=now.exit_code if code is None else code,
-                                           exit_description=now.exit_description or said or "ended (gdb missed its exit)")
+                if now.exit_code is None and code is not None:
+                    st = st.with_inferior(inf.id, exit_code=code, exit_description=said)
+            else:
+                st = st.with_inferior(inf.id, process=ProcessState.EXITED, threads=(), frames=(), locals=(),
+                                      exit_code=now.exit_code if code is None else code,
+                                      exit_description=now.exit_description or said or "ended (gdb missed its exit)")
             if st.inferior.process not in _LIVE:
                 live = st.live_inferiors()
                 transient = st.python.transient  # (a stop the session goes on from stays unseen)
