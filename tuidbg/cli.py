@@ -334,13 +334,9 @@ def _session_config(args, mode: str):
 
 
 def _ui_options(args) -> UIOptions:
-    return UIOptions(
-        theme=args.theme,
-        keymap=args.keymap,
-        config=args.config,
-        break_on_exception=bool(getattr(args, "break_on_exception", False)),
-        break_on_failure=bool(getattr(args, "break_on_failure", False)),
-    )
+    return UIOptions(theme=args.theme, keymap=args.keymap, config=args.config,
+                     break_on_exception=bool(getattr(args, "break_on_exception", False)),
+                     break_on_failure=bool(getattr(args, "break_on_failure", False)))
 
 
 def cmd_run(args) -> int:
@@ -348,19 +344,17 @@ def cmd_run(args) -> int:
     return run_ui(cfg, run_ui_options(args, cfg))
 
 
-def run_ui_options(args, cfg) -> UIOptions:
-    """The screen's options of ``tuidbg run`` (``args``) on the session ``cfg``: a launch profile the user
-    picks on the screen keeps this session's --nx and --debuginfod."""
+def run_ui_options(args, current) -> UIOptions:
+    """``tuidbg run``'s screen options on the session ``current``: a profile picked there keeps its --nx etc."""
     ui = _ui_options(args)
-    ui.profile_config = lambda name: _profile_config(name, cfg)
+
+    def profile_config(name: str):
+        cfg = run_config(run_args(["--profile", name]))
+        cfg.nx, cfg.debuginfod, cfg.gdb_demangles = current.nx, current.debuginfod, current.gdb_demangles
+        return cfg
+
+    ui.profile_config = profile_config
     return ui
-
-
-def _profile_config(name: str, current):
-    """The configuration of ``tuidbg run --profile NAME``, keeping this session's --nx and --debuginfod."""
-    cfg = run_config(run_args(["--profile", name]))
-    cfg.nx, cfg.debuginfod, cfg.gdb_demangles = current.nx, current.debuginfod, current.gdb_demangles
-    return cfg
 
 
 def run_config(args):
