@@ -1,0 +1,58 @@
+"""Python calling into C with a native breakpoint there (tests/agent/test_native_eval.py).
+
+argv[1]: the compiled native_eval_lib.so. First through ctypes.PyDLL (the thread keeps the GIL during
+the call), then through ctypes.CDLL (it releases it) while a worker thread runs Python, so the worker
+holds the GIL at that stop."""
+import ctypes
+import sys
+import threading
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __repr__(self):
+        return "Point(x=%d, y=%d)" % (self.x, self.y)
+
+
+class Broken:
+    def __repr__(self):
+        raise ValueError("repr of Broken failed")
+
+
+def held(lib):
+    count = 41
+    point = Point(3, 4)
+    broken = Broken()
+    r = lib.native_point(count)  # MARK:held_call
+    return r + point.x + (broken is not None)
+
+
+def released(lib):
+    done = threading.Event()
+    started = threading.Event()
+
+    def spin():
+        started.set()
+        n = 0
+        while not done.is_set():
+            n += 1
+
+    worker = threading.Thread(target=spin, name="spinner")
+    worker.start()
+    started.wait()
+    label = "released"
+    r = lib.native_point(7)  # MARK:released_call
+    done.set()
+    worker.join()
+    return r, label
+
+
+def main():
+    total = held(ctypes.PyDLL(sys.argv[1]))
+    r, label = released(ctypes.CDLL(sys.argv[1]))
+    print("result", total, r, label, flush=True)
+
+
+main()
