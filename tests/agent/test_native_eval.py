@@ -119,11 +119,16 @@ async def test_pyprint_and_watches_at_a_native_breakpoint(make_session, python, 
         stop = st.python.stop
         assert stop is not None and stop.thread_id == spinner and stop.thread_name == "spinner", st.stop.describe()
         assert await ctl.evaluate("__import__('threading').current_thread().name") == "'spinner'"
+    # 3. ctypes.CDLL with no other thread: nobody holds the GIL; the call takes it, as a C callback does
+    await ctl.resume()
+    st = await _native_stop(ctl, "the native breakpoint under CDLL, alone")
+    tid = st.selected_thread
+    assert await ctl.evaluate("nobody", _frame_of(st, tid, "free")) == "'holds it'"
     for bp in list(s.state.breakpoints):
         await s.break_delete(bp.number)
     await ctl.resume()
     assert await _exit(ctl) == 0
-    assert b"result 86 14 released" in out
+    assert b"result 86 14 released 10 holds it" in out
 
 
 @pytest.mark.parametrize("python", INTERPRETERS)

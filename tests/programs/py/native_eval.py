@@ -2,7 +2,7 @@
 
 argv[1]: the compiled native_eval_lib.so. First through ctypes.PyDLL (the thread keeps the GIL during
 the call), then through ctypes.CDLL (it releases it) while a worker thread runs Python, so the worker
-holds the GIL at that stop."""
+holds the GIL at that stop, then through CDLL with no other thread (nobody holds the GIL)."""
 import ctypes
 import sys
 import threading
@@ -33,26 +33,33 @@ def released(lib):
     done = threading.Event()
     started = threading.Event()
 
+    ran = ctypes.c_long.in_dll(lib, "worker_ran")
+
     def spin():
         started.set()
-        n = 0
         while not done.is_set():
-            n += 1
+            ran.value += 1  # (C waits for this: this thread holds the GIL then, and keeps it)
 
     worker = threading.Thread(target=spin, name="spinner")
     worker.start()
     started.wait()
     label = "released"
-    r = lib.native_point(7)  # MARK:released_call
+    r = lib.native_wait_then_point(7)  # MARK:released_call
     done.set()
     worker.join()
     return r, label
 
 
+def free(lib):
+    nobody = "holds it"
+    return lib.native_point(5), nobody  # MARK:free_call
+
+
 def main():
     total = held(ctypes.PyDLL(sys.argv[1]))
     r, label = released(ctypes.CDLL(sys.argv[1]))
-    print("result", total, r, label, flush=True)
+    r2, text = free(ctypes.CDLL(sys.argv[1]))
+    print("result", total, r, label, r2, text, flush=True)
 
 
 main()

@@ -1,11 +1,22 @@
 /* Called from tests/programs/py/native_eval.py through ctypes: native_point is where the tests' native
    breakpoint stops (PyDLL: the calling thread keeps the GIL; CDLL: it releases it around the call). */
-#include <stdio.h>
 
 volatile int native_seen;
+volatile long worker_ran; /* counted up by a Python thread: it held the GIL then */
 
 int native_point(int n)
 {
     native_seen = n; /* MARK:native_point */
     return n * 2;
+}
+
+/* (through CDLL) wait until the Python worker thread has run a while, holding the GIL (and keeping it,
+   as nobody else asks for it: the agent's thread has done what the last resume gave it to do), then
+   the breakpoint */
+int native_wait_then_point(int n)
+{
+    worker_ran = 0;
+    while (worker_ran < 200000)
+        ;
+    return native_point(n);
 }
