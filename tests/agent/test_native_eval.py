@@ -126,6 +126,15 @@ async def test_pyprint_and_watches_at_a_native_breakpoint(make_session, python, 
     assert await ctl.evaluate("nobody", _frame_of(st, tid, "free")) == "'holds it'"
     for bp in list(s.state.breakpoints):
         await s.break_delete(bp.number)
+    # 4. inside malloc (holding the GIL): Python would wait for the allocator's lock it holds; refused
+    await s.break_insert(function="malloc", condition="native_seen == 99")
+    await ctl.resume()
+    st = await _native_stop(ctl, "malloc")
+    assert "malloc" in st.frames[0].func
+    with pytest.raises(EngineError, match=r"is stopped inside \S*malloc\S* \(frame 0\): Python cannot run there safely"):
+        await ctl.evaluate("size", _frame_of(st, st.selected_thread, "alloc"))
+    for bp in list(s.state.breakpoints):
+        await s.break_delete(bp.number)
     await ctl.resume()
     assert await _exit(ctl) == 0
     assert b"result 86 14 released 10 holds it" in out
@@ -143,6 +152,10 @@ async def test_pyprint_at_a_sigtrap(make_session, python):
     assert await ctl.handle_console("pylocals", _frame_of(st, tid, "inner")) == "n = 1  (int)"
     with pytest.raises(EngineError, match="NameError"):
         await ctl.evaluate("total", _frame_of(st, tid, "outer"))  # (not assigned yet there)
+    # an expression that never ends is stopped by the agent, and the program is as it was
+    with pytest.raises(EngineError, match="did not finish within 5 s, and was stopped"):
+        await ctl.evaluate("next(x for x in iter(int, 1) if x)", _frame_of(st, tid, "inner"))
+    assert await ctl.evaluate("n + 1", _frame_of(st, tid, "inner")) == "2"
     await ctl.resume()
     await _native_stop(ctl, "the second SIGTRAP")
     await ctl.resume()

@@ -2,7 +2,8 @@
 
 argv[1]: the compiled native_eval_lib.so. First through ctypes.PyDLL (the thread keeps the GIL during
 the call), then through ctypes.CDLL (it releases it) while a worker thread runs Python, so the worker
-holds the GIL at that stop, then through CDLL with no other thread (nobody holds the GIL)."""
+holds the GIL at that stop, then through CDLL with no other thread (nobody holds the GIL), then into
+malloc (through PyDLL)."""
 import ctypes
 import sys
 import threading
@@ -55,10 +56,16 @@ def free(lib):
     return lib.native_point(5), nobody  # MARK:free_call
 
 
+def alloc(lib):
+    size = 64
+    return lib.native_alloc(size)
+
+
 def main():
     total = held(ctypes.PyDLL(sys.argv[1]))
     r, label = released(ctypes.CDLL(sys.argv[1]))
     r2, text = free(ctypes.CDLL(sys.argv[1]))
+    alloc(ctypes.PyDLL(sys.argv[1]))
     print("result", total, r, label, r2, text, flush=True)
 
 

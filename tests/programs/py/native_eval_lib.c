@@ -1,6 +1,8 @@
 /* Called from tests/programs/py/native_eval.py through ctypes: native_point is where the tests' native
    breakpoint stops (PyDLL: the calling thread keeps the GIL; CDLL: it releases it around the call). */
 
+#include <stdlib.h>
+
 volatile int native_seen;
 volatile long worker_ran; /* counted up by a Python thread: it held the GIL then */
 
@@ -19,4 +21,14 @@ int native_wait_then_point(int n)
     while (worker_ran < 200000)
         ;
     return native_point(n);
+}
+
+/* (through PyDLL) the tests stop in malloc here, where Python must not run */
+int native_alloc(int n)
+{
+    native_seen = 99;
+    void *p = malloc(n);
+    native_seen = 0;
+    free(p);
+    return n;
 }
