@@ -98,37 +98,20 @@ class NativeEvaluation(AgentBase):
         if not frames:
             raise EngineError(f"thread {tid} runs no Python code here: select a thread with Python frames")
         await self._check_safe_point(tid, frames)
-        holds = await self._check_gil(tid)
-        base = int(self.info.mailbox or 0)
         data = json.dumps({"ops": ops}).encode()
         if len(data) > P.IN_SIZE:
             raise EngineError("request too large for the agent's mailbox")
-        await s.cmd(f"-data-write-memory-bytes {base + P.IN_OFFSET:#x} {data.hex()}")
-        await s.cmd(f"-data-write-memory-bytes {base + P.OFF_IN_LEN:#x} {struct.pack('<I', len(data)).hex()}")
-        ms = max(1, int(min(timeout, EVAL_TIMEOUT_MS / 1000) * 1000))
-        old = await self._scheduler_locking()
-        # The call's *running (gdb says no *stopped at its end) is marked transient: what the user sees
-        # is this stop throughout, and it is that stop again once the call is over.
+        # The inferior calls' *running (gdb says no *stopped at their end) is marked transient: what the
+        # user sees is this stop throughout, and it is that stop again once the calls are over.
         before = s.state
         self._transient_native += 1
         s.set_state(before.with_python(transient=True))
         try:
-            await s.cmd("-gdb-set unwindonsignal on", check=False)
-            try:
-                # (a thread that holds the GIL may have a Python error set by the C code it stopped in:
-                # kept aside; one that does not hold it has no thread state to ask)
-                keep = self._python_error_kept(tid, old) if holds else _nothing()
-                async with keep:
-                    await s.cmd("-gdb-set scheduler-locking off")
-                    async with self._only_this_process():
-                        r = await s.cmd(
-                            f"-data-evaluate-expression --thread {tid} --frame 0 "
-                            + mi.quote(f"((int(*)(int))({self.info.eval_addr:#x}))({ms})"),
-                            timeout=ms / 1000 + CALL_MARGIN,
-                        )
-            finally:
-                await s.cmd("-gdb-set unwindonsignal off", check=False)
-                await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            holds = await self._check_gil(tid)
+            base = int(self.info.mailbox or 0)
+            await s.cmd(f"-data-write-memory-bytes {base + P.IN_OFFSET:#x} {data.hex()}")
+            await s.cmd(f"-data-write-memory-bytes {base + P.OFF_IN_LEN:#x} {struct.pack('<I', len(data)).hex()}")
+            r = await self._call_eval(tid, holds, timeout)
         except MIError as exc:
             raise EngineError(f"evaluating in thread {tid} failed: {exc.message}") from exc
         finally:
@@ -143,6 +126,28 @@ class NativeEvaluation(AgentBase):
         out = await self._read_out()
         replies = out.get("replies")
         return replies if isinstance(replies, list) else []
+
+    async def _call_eval(self, tid: str, holds: bool, timeout: float):
+        """gdb's call of the agent's evaluate function in thread ``tid``, every thread of its process running."""
+        s = self._session()
+        ms = max(1, int(min(timeout, EVAL_TIMEOUT_MS / 1000) * 1000))
+        old = await self._scheduler_locking()
+        await s.cmd("-gdb-set unwindonsignal on", check=False)
+        try:
+            # (a thread that holds the GIL may have a Python error set by the C code it stopped in: kept
+            # aside; one that does not hold it has no thread state to ask)
+            keep = self._python_error_kept(tid, old) if holds else _nothing()  # type: ignore[attr-defined]
+            async with keep:
+                await s.cmd("-gdb-set scheduler-locking off")
+                async with self._only_this_process():
+                    return await s.cmd(
+                        f"-data-evaluate-expression --thread {tid} --frame 0 "
+                        + mi.quote(f"((int(*)(int))({self.info.eval_addr:#x}))({ms})"),
+                        timeout=ms / 1000 + CALL_MARGIN,
+                    )
+        finally:
+            await s.cmd("-gdb-set unwindonsignal off", check=False)
+            await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
 
     def _back_at_the_stop(self, before) -> None:
         """The state of the stop again after the call (gdb reported its threads running, then nothing), unless
@@ -183,6 +188,9 @@ class NativeEvaluation(AgentBase):
             holder = gil.get("holder_thread")
             if holder == tid:
                 return True
+            if gil.get("holder_lwp") and gil.get("holder_lwp") == self.info.control_native_id:
+                raise EngineError(f"thread {tid} does not hold the GIL: tuidbg's agent thread has it for a moment "
+                                  "(it applies what the front end sent): continue or step, then evaluate")
             raise EngineError(_held_elsewhere(tid, holder, gil.get("holder_name")))
         log.info("the GIL's state is not readable (%s); asking the thread", gil.get("reason"))
         if await self._attached(tid):
