@@ -27,7 +27,7 @@ STOP_TIMEOUT = 60
 
 def _interpreters():
     out = []
-    for minor in ("3.11", "3.12", "3.13"):
+    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
         py = pyenv_python(minor)
         out.append(pytest.param(py, id=f"pyenv-{minor}",
                                 marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine")))
