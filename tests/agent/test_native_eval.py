@@ -161,3 +161,25 @@ async def test_pyprint_at_a_sigtrap(make_session, python):
     await ctl.resume()
     assert await _exit(ctl) == 0
     assert out.count(b"total 12") == 2
+
+
+@pytest.mark.parametrize("python", [p for p in INTERPRETERS if p.id in ("debian-3.11-stripped", "pyenv-3.12", "cpython-3.14t")])
+async def test_pyprint_after_ctrl_c_in_c(make_session, python, native_lib):
+    # ctrl+c while Python waits in C (holding the GIL): the interrupt's stop evaluates in its Python frame
+    s, ctl, out = await _start(make_session, python, PY / "native_eval_spin.py", native_lib)
+    await s.launch()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_TIMEOUT
+    while b"ready" not in out:
+        assert loop.time() < deadline, "the program's ready line"
+        await asyncio.sleep(0.05)
+    await s.interrupt()
+    st = await _native_stop(ctl, "the interrupt")
+    if st.selected_thread != "1":
+        await s.select_thread("1")
+    st = s.state
+    assert await ctl.evaluate("waiting", _frame_of(st, "1", "wait_in_c")) == "['for', 'ctrl+c']"
+    await s.cmd("-gdb-set var release_spin = 1")
+    await ctl.resume()
+    assert await _exit(ctl) == 0
+    assert b"spun 2" in out

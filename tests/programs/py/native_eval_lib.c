@@ -32,3 +32,13 @@ int native_alloc(int n)
     free(p);
     return n;
 }
+
+volatile int release_spin; /* the test sets it through gdb */
+
+/* (through PyDLL) spins in C, holding the GIL, until released: where ctrl+c stops it */
+int native_spin(int n)
+{
+    while (!release_spin)
+        ;
+    return n;
+}
