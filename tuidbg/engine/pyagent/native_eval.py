@@ -53,10 +53,11 @@ UNSAFE_FRAMES = re.compile(
     r"|^(?:__lll_lock_wait|__lll_lock_wait_private|(?:__)?pthread_mutex_lock|___pthread_mutex_lock|"
     r"pthread_rwlock_\w*lock|__pthread_rwlock_\w*lock|futex_wait|__futex_abstimed_wait)"
     r"|^(?:_?PyObject_(?:Malloc|Calloc|Realloc|Free)|_PyObject_GC_\w+|pymalloc_\w+|_PyMem_\w+|PyMem_\w+)"
-    r"|^(?:gc_collect\w*|_PyGC_\w+|collect(?:_with_callback|_generations)?|gc_\w+)$"
+    r"|^(?:gc_collect\w*|_PyGC_\w+|collect_with_callback|collect_generations)$"  # (above 3.9-3.11's static collect)
     r"|^(?:take_gil|drop_gil|PyEval_RestoreThread|PyEval_SaveThread|PyEval_AcquireThread|_PyEval_\w*Lock\w*)$"
     r"|^(?:PyThread_acquire_lock\w*|_PyMutex_\w+|PyMutex_\w+|_PySemaphore_\w+|_PyParkingLot_\w+)$"
 )
+UNPLACED_DEPTH = 32  # C frames checked when the Python frames' place on the C stack is not known
 EVAL_LOOP = re.compile(r"^_?PyEval_EvalFrameDefault$")
 
 
@@ -163,11 +164,15 @@ class NativeEvaluation(AgentBase):
         s = self._session()
         inner = next((f.native_level for f in frames if f.native_level is not None), None)
         if inner is None:
-            return  # (where the Python frames sit on the C stack is not known: the GIL's check decides)
-        st = s.state
-        native = [f for f in st.frames if f.level < inner] if st.frames_thread == tid else None
-        if native is None or len(native) < inner:
-            native = list((await s.fetch_frames(tid, 0, inner))[0])
+            # (where its Python frames sit on the C stack is not known yet: the innermost C frames tell)
+            native = list((await s.fetch_frames(tid, 0, UNPLACED_DEPTH))[0])
+            inner = next((f.level for f in native if EVAL_LOOP.match(f.func or "")), len(native))
+            native = native[:inner]
+        else:
+            st = s.state
+            native = [f for f in st.frames if f.level < inner] if st.frames_thread == tid else []
+            if len(native) < inner:
+                native = list((await s.fetch_frames(tid, 0, inner))[0])
         if inner == 0:
             raise EngineError(f"thread {tid} is stopped inside the interpreter's eval loop, between two halves of a "
                               "bytecode: step (s) to its next Python line to evaluate there")
