@@ -1,4 +1,4 @@
-"""pyprint and Python watches at a native stop, in the TUI at 80x24 (issue 30 item 15): a native
+"""pyprint and Python watches at a native stop, in the TUI at 80x24 and 160x48 (issue 30 item 15): a native
 breakpoint in C that Python called through ctypes; the Python caller chosen in the Python frames pane;
 then a stop where another thread holds the GIL, which the console names, and pyuntilgil goes to it."""
 
@@ -50,14 +50,15 @@ async def _python_caller_chosen(pilot, what: str) -> None:
     await until(pilot, lambda: app.py_sel == 0, 10, "the Python caller chosen")
 
 
-async def test_pyprint_and_watch_at_a_native_breakpoint_80x24(build_dir):
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+async def test_pyprint_and_watch_at_a_native_breakpoint(build_dir, size):
     python = _python()
     if python is None:
         pytest.skip("neither Debian's python3.11 nor pyenv's 3.12 is on this machine")
     lib = compile_c(PY / "native_eval_lib.c", build_dir / "libnative_eval.so", shared=True)
     app = make_app(program=str(python), args=[str(PROG), str(lib)], agent=True, python_target=True,
                    ex=["break native_point"])
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await _python_caller_chosen(pilot, "native_point under PyDLL")
         await _console(pilot, "pyprint count * 1000")
         await until(pilot, lambda: "41000" in log_text(app, "console-log").splitlines(), 20, "pyprint's answer")
