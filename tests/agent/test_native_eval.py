@@ -6,10 +6,11 @@ thread holds it. Continuing afterwards, the program runs to its end (engine/pyag
 from __future__ import annotations
 
 import asyncio
+import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import PROGRAMS, compile_c, cpython314_param, debian_py311_param, line_of, pyenv_python
+from helpers import DEBIAN_PY311, PROGRAMS, compile_c, cpython314_param, debian_py311_param, line_of, pyenv_python
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import pyagent
@@ -183,3 +184,29 @@ async def test_pyprint_after_ctrl_c_in_c(make_session, python, native_lib):
     await ctl.resume()
     assert await _exit(ctl) == 0
     assert b"spun 2" in out
+
+
+@pytest.mark.skipif(not DEBIAN_PY311.exists(), reason="this machine has no /usr/bin/python3.11")
+async def test_pyprint_at_the_attach_stop_before_the_agent_is_in(make_session, native_lib):
+    # Attached while the main thread spins in C holding the GIL: the agent cannot load before it runs
+    # Python, and pyprint says so (not "needs a Python stop"); released, the program ends normally.
+    proc = subprocess.Popen([str(DEBIAN_PY311), str(PY / "native_eval_spin.py"), str(native_lib)],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        assert proc.stdout.readline().strip() == b"ready"
+        s = await make_session(mode="attach", pid=proc.pid, agent=True, python_target=True)
+        ctl = pyagent.controller(s)
+        await s.launch()
+        st = await _native_stop(ctl, "the attach stop")
+        assert ctl.info.status == "waiting"
+        with pytest.raises(EngineError, match="not loaded in the program yet .*continue or step, then evaluate"):
+            await ctl.evaluate("waiting", _frame_of(st, st.selected_thread, "wait_in_c"))
+        await s.cmd("-gdb-set var release_spin = 1")
+        await s.cont()
+        assert await asyncio.get_running_loop().run_in_executor(None, proc.wait, STOP_TIMEOUT) == 0
+        assert proc.stdout.read().strip() == b"spun 2"
+        await s.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
