@@ -12,6 +12,8 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS, compile_c, cpython314_param, debian_py311_param, line_of, pyenv_python
 
+from pystack_helpers import TORCH_PYTHON
+
 from tuidbg.agent import protocol as P
 from tuidbg.engine import pyagent
 from tuidbg.engine.errors import EngineError
@@ -95,6 +97,10 @@ async def test_pyprint_and_watches_at_a_native_breakpoint(make_session, python, 
     with pytest.raises(EngineError, match="ZeroDivisionError"):
         await ctl.evaluate("count / 0", k)
     assert await ctl.handle_console("pyprint count * 2", k) == "82"
+    # a Python breakpoint in a function the expression calls does not stop it (nor wait for itself)
+    pybp = await ctl.add_breakpoint(str(PROG), line_of(PROG, "doubled"))
+    assert await ctl.evaluate("doubled(count)", k) == "82"
+    await ctl.delete_breakpoint(pybp.id)
     watches = await ctl.evaluate_many(["count + 1", "point.y", "broken", "nope"], k)
     assert watches[0][0] == "42" and watches[1][0] == "4"
     assert watches[2][0] == "<repr failed: ValueError: repr of Broken failed>"
@@ -210,3 +216,23 @@ async def test_pyprint_at_the_attach_stop_before_the_agent_is_in(make_session, n
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(not TORCH_PYTHON.exists(), reason="this machine has no .venv-torch (scripts/setup.sh builds it)")
+async def test_pyprint_at_a_breakpoint_in_torch_cpp(make_session):
+    # A native breakpoint in libtorch's C++ (torch.matmul from Python; the binding releases the GIL around
+    # the operator): the tensors of the Python caller evaluate there, metadata and values
+    s, ctl, out = await _start(make_session, TORCH_PYTHON, PY / "torch_matmul.py")
+    await s.console("break at::_ops::matmul::call")
+    await s.launch()
+    st = await _native_stop(ctl, "at::_ops::matmul::call")
+    assert st.frames[0].func.startswith("at::_ops::matmul::call"), [f.func for f in st.frames[:2]]
+    k = _frame_of(st, st.selected_thread, "product")
+    assert await ctl.evaluate("list(b.shape)", k) == "[3, 3]"
+    assert await ctl.evaluate("float(b.sum())", k) == "18.0"
+    assert await ctl.evaluate("(a @ b)[0, 0].item()", k) == "6.0"  # (the operator again, from inside itself)
+    for bp in list(s.state.breakpoints):
+        await s.break_delete(bp.number)
+    await ctl.resume()
+    assert await _exit(ctl) == 0
+    assert b"total 54.0" in out

@@ -115,6 +115,8 @@ def _run(agent, timeout_ms):
         return 0
     ident = _thread.get_ident()
     saved_frames, saved_answering = agent.stop_frames, agent._answering
+    busy = agent._busy.get(ident)
+    agent._busy[ident] = True  # (no Python stop in this thread while it evaluates: it holds the stop lock)
     job = None
     fired = False
     replies = []
@@ -131,6 +133,10 @@ def _run(agent, timeout_ms):
             if job is not None:
                 fired = _watchdog.finish(job)
             agent.stop_frames, agent._answering = saved_frames, saved_answering
+            if busy is None:
+                agent._busy.pop(ident, None)
+            else:
+                agent._busy[ident] = busy
     except EvaluationTimeout:
         fired = True
     if fired:

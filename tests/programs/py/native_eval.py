@@ -22,6 +22,10 @@ class Broken:
         raise ValueError("repr of Broken failed")
 
 
+def doubled(v):
+    return v * 2  # MARK:doubled (only the tests' expressions call it)
+
+
 def held(lib):
     count = 41
     point = Point(3, 4)

@@ -133,6 +133,12 @@ class NativeEvaluation(AgentBase):
         s = self._session()
         ms = max(1, int(min(timeout, EVAL_TIMEOUT_MS / 1000) * 1000))
         old = await self._scheduler_locking()
+        # The user's breakpoints are off during the call: the expression may run the very code one is in
+        # (a torch operator evaluated at a breakpoint in it), and gdb would stop inside its own call. (Another
+        # thread passing one of them in those milliseconds does not stop either.)
+        user = [b.number for b in s.state.breakpoints if b.enabled and not b.internal and b.number]
+        if user:
+            await s.cmd("-break-disable " + " ".join(user))
         await s.cmd("-gdb-set unwindonsignal on", check=False)
         try:
             # (a thread that holds the GIL may have a Python error set by the C code it stopped in: kept
@@ -149,6 +155,8 @@ class NativeEvaluation(AgentBase):
         finally:
             await s.cmd("-gdb-set unwindonsignal off", check=False)
             await s.cmd(f"-gdb-set scheduler-locking {old}", check=False)
+            if user:
+                await s.cmd("-break-enable " + " ".join(user), check=False)
 
     def _back_at_the_stop(self, before) -> None:
         """The state of the stop again after the call (gdb reported its threads running, then nothing), unless
