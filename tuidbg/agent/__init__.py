@@ -62,6 +62,12 @@ thread waiting for the GIL may have posted; otherwise, answering a request
 while gdb runs only this thread, CPython's forced switching would hand the GIL
 to a thread gdb keeps frozen and wait for it forever.
 
+*Evaluating at a native stop.* Where no agent stop is there to answer (a SIGTRAP, ctrl+c, a native
+breakpoint), gdb writes the requests into the mailbox and calls a second C function pointer
+(``_native_eval``) in the selected thread, which runs them in that thread's Python frames when it
+holds the GIL or nobody does (the front end checks first, engine/pyagent/native_eval.py); an
+expression past its time gets an exception raised in it by a watchdog thread.
+
 *No GIL (free-threaded 3.13t/3.14t).* Threads really run at once. Stops still
 go one at a time (a lock around the stop; a thread that hits a breakpoint
 while another is stopped waits for it, then stops, unless the breakpoint was

@@ -116,6 +116,16 @@ class Mailbox(object):
 ARM_FUNC = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint64)
 
 
+# gdb calls this one to evaluate the mailbox's requests in a thread stopped in native code (_native_eval).
+EVAL_FUNC = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+
+
+def eval_callback(fn):
+    """(the ctypes callback to keep alive, its address) for ``fn(timeout_ms) -> int``."""
+    cb = EVAL_FUNC(fn)
+    return cb, ctypes.cast(cb, ctypes.c_void_p).value or 0
+
+
 def arm_callback(fn):
     """(the ctypes callback to keep alive, its address) for ``fn(mode, k, token) -> int``."""
     cb = ARM_FUNC(fn)

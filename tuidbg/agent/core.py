@@ -39,11 +39,12 @@ from . import protocol as P
 from ._asyncio_steps import SUSPENDING, awaiter_frame
 from ._breakpoints import Breakpoints
 from ._exceptions import describe, frames_of, matches, safe_repr, user_frames
-from . import _across, _values
+from . import _across, _native_eval, _values
 from ._lines import canon
 from ._native import (
     Mailbox,
     arm_callback,
+    eval_callback,
     ident_of_native,
     lineno,
     main_native_id,
@@ -149,6 +150,8 @@ class Agent(object):
         # eval loop first), to arm a step in that thread's Python frame. ctypes callbacks take the GIL
         # with PyGILState_Ensure, which is a no-op for the thread that holds it.
         self._arm_cb, self.arm_addr = arm_callback(self._arm_from_native)
+        # pyprint / watches at a native stop: gdb calls this one in the stopped thread that holds the GIL
+        self._eval_cb, self.eval_addr = eval_callback(lambda ms: _native_eval.eval_from_native(self, ms))
         if sys.version_info >= (3, 12):
             from ._monitoring import MonitoringBackend as B
         else:
@@ -170,6 +173,7 @@ class Agent(object):
             "stub": self.stub_addr,
             "stub_traps": self.stub_traps,
             "arm": self.arm_addr,
+            "eval": self.eval_addr,
             "mailbox": self.mb.addr,
             "mailbox_size": P.MAILBOX_SIZE,
             "agent_dir": AGENT_DIR,

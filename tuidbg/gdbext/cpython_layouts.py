@@ -448,6 +448,8 @@ DEBUG_OFFSETS_KEYS = {
     "interp.id": "is.id",
     "interp.next": "is.next",
     "interp.threads_head": "is.threads_head",
+    "interp.gil_holder": "is.gil_holder",  # (offsets in the interpreter's own _gil: cpython_gil)
+    "interp.gil_locked": "is.gil_locked",
     "tstate.next": "ts.next",
     "tstate.interp": "ts.interp",
     "tstate.current_frame": "ts.current_frame",

@@ -35,7 +35,8 @@ except ImportError:  # a gdb built against a Python without zlib
 
 import gdb
 
-from .cpython_walk import DEFAULT_MAX_FRAMES, Interpreter, NoPython, ReadError, StopCache, WalkError, locals_result, result_dict, walk
+from .cpython_gil import gil_result
+from .cpython_walk import DEFAULT_MAX_FRAMES, Interpreter, NoPython, ReadError, StopCache, WalkError, Walker, locals_result, result_dict, walk
 from .gdb_target import GdbTarget, KeepSelection
 
 JSON_MARK = "@@tuidbg-json "
@@ -211,6 +212,22 @@ def _pylocals(opts):
     ip = _interpreter("auto")
     return locals_result(ip, _stop_cache(), opts["tid"], opts["index"],
                            max_items=opts.get("max-items") or 10, max_str=opts.get("max-str") or 200)
+
+
+def pygil(argv):
+    """Which thread holds the GIL (cpython_gil.gil_result), or a status dict."""
+    _parse(argv, {"json": "flag"})
+    _connect_events()
+    try:
+        with KeepSelection():
+            ip = _interpreter("auto")
+            return gil_result(Walker(ip, _stop_cache()), ip.target)
+    except NoPython as exc:
+        return {"v": 1, "status": "no-python", "reason": str(exc)}
+    except WalkError as exc:
+        return {"v": 1, "status": "error", "reason": str(exc)}
+    except ReadError as exc:
+        return {"v": 1, "status": "error", "reason": "cannot read the program's memory: %s" % exc}
 
 
 def _guard(fn, argv):
@@ -402,5 +419,13 @@ def register():
                     return {key: text}
                 return _mi_locals(res)
 
+        class _MIGil(gdb.MICommand):
+            def __init__(self):
+                super(_MIGil, self).__init__("-tuidbg-gil")
+
+            def invoke(self, argv):
+                return {"json": _json(_guard(pygil, list(argv)))}
+
         _registered.append(_MIStack())
         _registered.append(_MILocals())
+        _registered.append(_MIGil())

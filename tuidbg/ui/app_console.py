@@ -52,7 +52,7 @@ class ConsolePart:
                     text = await ag.handle_console(cmd, ref.frame if ref is not None else 0)
                     if text is not None:
                         log_w.write_lines(text.splitlines() or [""])
-                        if word in ("pyprint", "pyeval") and stop is not None:
+                        if word in ("pyprint", "pyeval") and (stop is not None or ref is not None):
                             self._python_values_may_have_changed()
                         return
                 await self.session.console(cmd, timeout=None if cmd.split()[0] in ("run", "start") else 120)

@@ -58,11 +58,18 @@ class StacksPart:
         return ag if ag is not None and ag.info.connected else None
 
     def _python_frame_ref(self, state: DebuggerState) -> PythonFrameRef | None:
-        """The selected Python frame when the agent made this stop and a Python frame of its thread is
-        selected (the watches are Python expressions there), else None."""
-        if self.py_sel is None or pyview.agent_stop_here(state) is None or self._agent() is None \
-                or pyview.shown_task(state) is not None:
+        """The selected Python frame when a Python frame is selected (the watches are Python expressions
+        there), else None: at the agent's stop, in its thread; at a native stop (SIGTRAP, ctrl+c, a native
+        breakpoint, attach), in any thread with Python frames, where the agent evaluates through gdb
+        (engine/pyagent/native_eval.py: or says why not, and which thread holds the GIL)."""
+        ag = self._agent()
+        if self.py_sel is None or ag is None or pyview.shown_task(state) is not None:
             return None
+        if pyview.agent_stop_here(state) is None:
+            native = (state.is_stopped and state.python.stop is None and ag.info.eval_addr
+                      and pyview.live_thread(state) is not None)
+            if not native:
+                return None
         return PythonFrameRef(pyview.stop_generation(state), state.selected_thread,
                               pyview.agent_frame_index(state, self.py_sel))
 

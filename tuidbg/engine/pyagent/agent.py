@@ -22,6 +22,7 @@ from tuidbg.engine.pyagent.base import AgentBase, ProcLink, TABLE_TIMEOUT, _repl
 from tuidbg.engine.pyagent.console import ConsoleCommands
 from tuidbg.engine.pyagent.inject import Injection
 from tuidbg.engine.pyagent.link import AgentLink
+from tuidbg.engine.pyagent.native_eval import NativeEvaluation
 from tuidbg.engine.pyagent.requests import AgentRequests
 from tuidbg.engine.pyagent.stops import StopHandling
 
@@ -40,7 +41,7 @@ def controller(session) -> PyAgent | None:
 
 
 
-class PyAgent(ConsoleCommands, StopHandling, AgentRequests, AgentLink, Injection, AcrossProcesses, AgentBase):
+class PyAgent(ConsoleCommands, NativeEvaluation, StopHandling, AgentRequests, AgentLink, Injection, AcrossProcesses, AgentBase):
     """Session extension: the controller the UI calls for Python debugging."""
 
     def __init__(self, config) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 
+from tuidbg.agent import protocol as P
 from tuidbg.engine import ranks
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.pyagent.base import AgentBase
@@ -24,7 +25,7 @@ class ConsoleCommands(AgentBase):
     COMMANDS = (
         "pybreak", "pyb", "pytbreak", "pydelete", "pyenable", "pydisable", "pycondition", "pyignore", "pyinfo",
         "pystep", "pynext", "pyfinish", "pystepnative", "pyfinishnative", "pycontinue", "pycatch", "pyprint",
-        "pyeval", "pylocals", "pyhelp",
+        "pyeval", "pylocals", "pyuntilgil", "pyhelp",
     )
 
     GDB_BREAK = ("break", "b", "br", "tbreak")
@@ -89,6 +90,8 @@ class ConsoleCommands(AgentBase):
         if cmd == "pycontinue":
             await self.resume()
             return ""
+        if cmd == "pyuntilgil":
+            return await self._cmd_until_gil(rest)
         if cmd == "pycatch":
             return await self._cmd_catch(rest)
         if cmd in ("pyprint", "pyeval"):
@@ -103,6 +106,26 @@ class ConsoleCommands(AgentBase):
             rows = await self.python_locals(int(rest) if rest.isdigit() else frame)
             return "\n".join(f"{n} = {v}  ({t})" for n, t, v in rows) or "no locals"
         return _HELP
+
+    async def _cmd_until_gil(self, rest: str) -> str:
+        """At a native stop: run until the thread that holds the GIL (or THREAD) reaches its next Python
+        line, an agent stop where pyprint and the watches evaluate (native_eval.py's way out)."""
+        st = self._session().state
+        if not st.is_stopped or self.at_agent_stop(st) is not None:
+            raise EngineError("pyuntilgil: the program is not at a native stop (Python evaluates here already)")
+        tid = rest.strip() or None
+        if tid is None:
+            gil = await self.gil_holder()  # type: ignore[attr-defined]  (NativeEvaluation, beside it in PyAgent)
+            if gil.get("status") != "ok":
+                raise EngineError(f"pyuntilgil: which thread holds the GIL is not readable ({gil.get('reason')}); "
+                                  "give the thread: pyuntilgil THREAD")
+            tid = gil.get("holder_thread") or st.selected_thread
+        if not tid or st.thread(str(tid)) is None:
+            raise EngineError(f"pyuntilgil: no thread {tid}")
+        if st.selected_thread != str(tid):
+            await self._session().select_thread(str(tid))  # (its Python frames placed on its C stack)
+        await self._step_from_native(P.M_INTO, 0, str(tid))  # type: ignore[attr-defined]
+        return f"running until thread {tid}'s next Python line"
 
     async def _cmd_break(self, rest: str, temporary: bool) -> str:
         if not rest:
@@ -217,6 +240,8 @@ _HELP = """Python debugging commands (tuidbg's agent):
   pystepnative                    step into the first native function the line calls
   pyfinishnative                  from a native frame, run back to the Python caller
   pycontinue                      continue
+  pyuntilgil [THREAD]             at a native stop: run until the GIL's holder (or THREAD) runs its next
+                                  Python line, where pyprint and the watches evaluate
   pycatch [uncaught|raise TYPE...|failure|off]  stop on exceptions / failing tests
   pyprint EXPR                    evaluate Python in the selected Python frame
   pylocals [FRAME]                the locals of a Python frame (the selected one)

@@ -228,6 +228,7 @@ class AgentLink(AgentBase):
             stub_addr=msg.get("stub") or None,
             stub_traps=bool(msg.get("stub_traps")),
             arm_addr=msg.get("arm") or None,
+            eval_addr=msg.get("eval") or None,
             mailbox=msg.get("mailbox") or None,
             main_native_id=msg.get("main_native_id"),
             control_native_id=msg.get("control_native_id"),

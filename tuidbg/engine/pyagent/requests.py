@@ -101,6 +101,13 @@ class AgentRequests(AgentBase):
             raise EngineError("Python runs on the host: put the CUDA focus back on the host thread first")
         stop = self.at_agent_stop()
         if stop is None:
+            if s.state.is_stopped and self.info.connected and self.info.eval_addr:
+                # a native stop (SIGTRAP, ctrl+c, a native breakpoint, attach): in the selected thread
+                return await self._request_native(ops, timeout)  # type: ignore[attr-defined]  (native_eval)
+            if s.state.is_stopped and self.info.status == "waiting":
+                # (attach: the agent loads once the program runs Python; a native stop before that)
+                raise EngineError("Python evaluates through tuidbg's agent, which is not loaded in the program yet "
+                                  "(it loads when the program runs Python): continue or step, then evaluate")
             raise EngineError("this needs the program stopped by the Python agent (a Python breakpoint or step)")
         tid = s.state.stop.thread_id if s.state.stop else None
         # What the user sees of this stop: it is still what they see once the answer is in. The short

@@ -366,6 +366,7 @@ class AgentInfo:
     stub_addr: int | None = None
     stub_traps: bool = False  # the stop function traps by itself (int3): a SIGTRAP there, no breakpoint
     arm_addr: int | None = None  # the agent's "arm a step here" function (steps from native stops)
+    eval_addr: int | None = None  # the agent's "evaluate here" function (pyprint, watches at native stops)
     mailbox: int | None = None
     control_native_id: int | None = None  # LWP of the agent's own thread (hide it)
     main_native_id: int | None = None
