@@ -128,9 +128,9 @@ async def test_a_request_in_one_process_does_not_hide_the_next_stop_of_another()
     ctl = PyAgent(SessionConfig(mode="run", program="python", agent=True, children="python"))
     ctl.session = s
     for pid in stub:
-        ctl._links[pid] = ProcLink(AgentInfo(status="connected", pid=pid, stub_traps=True, stub_addr=stub[pid],
-                                             mailbox=mailbox[pid]), pid)
-    hooks = [ctl._stop_hook]
+        ctl.add_link(ProcLink(AgentInfo(status="connected", pid=pid, stub_traps=True, stub_addr=stub[pid],
+                                        mailbox=mailbox[pid]), pid))
+    hooks = [ctl.stop_hook]
 
     def trap(tid, pid):  # the agent's stop function traps (real gdb 13 records, --children)
         s.take(f'*stopped,reason="signal-received",signal-name="SIGTRAP",signal-meaning="Trace/breakpoint trap",'
@@ -143,7 +143,7 @@ async def test_a_request_in_one_process_does_not_hide_the_next_stop_of_another()
 
     trap("3", 200)  # the first worker's breakpoint
     assert s.state.selected_inferior == "i2" and s.state.python.stop_pending
-    await ctl._stage(s, s.state.generation)
+    await ctl.stage(s, s.state.generation)
     assert s.state.python.stop is not None and not s.state.python.stop_pending and s.reads == [mailbox[200]]
     # the second worker starts meanwhile: it has had one stop fewer
     for line in ('=thread-group-added,id="i3"', '=thread-group-started,id="i3",pid="300"',
@@ -151,19 +151,18 @@ async def test_a_request_in_one_process_does_not_hide_the_next_stop_of_another()
         s.take(line, hooks)
 
     # an evaluation there: the program runs for it, is interrupted (a stop of the request's own), runs again
-    ctl._transient += 1
-    s.take('*running,thread-id="all"', hooks)
-    s.take('*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",'
-           'frame={addr="0x00007ffff7d32fcb",func="futex_wait",args=[]},thread-id="3",stopped-threads="all"', hooks)
-    request_stop = s.state.generation
-    await ctl._stage(s, request_stop)  # (not the agent's: nothing to read)
-    ctl._transient -= 1
+    with ctl.request_window(s):
+        s.take('*running,thread-id="all"', hooks)
+        s.take('*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",'
+               'frame={addr="0x00007ffff7d32fcb",func="futex_wait",args=[]},thread-id="3",stopped-threads="all"', hooks)
+        request_stop = s.state.generation
+        await ctl.stage(s, request_stop)  # (not the agent's: nothing to read)
     s.take('*running,thread-id="all"', hooks)
 
     # the other worker's breakpoint: its own process's generation, once, was the number the request's stop
     # had in the first worker (generations counted per process); no two stops share one now
     trap("5", 300)
     assert s.state.selected_inferior == "i3" and s.state.generation > request_stop
-    await ctl._stage(s, s.state.generation)
+    await ctl.stage(s, s.state.generation)
     assert not s.state.python.stop_pending and s.state.python.stop is not None, s.state.python
     assert s.reads == [mailbox[200], mailbox[300]]

@@ -105,8 +105,8 @@ class PyAgent(ConsoleCommands, NativeEvaluation, StopHandling, AgentRequests, Ag
 
     async def on_configure(self, session) -> None:
         self.session = session
-        session.stop_hooks.append(self._stop_hook)
-        session.refresh_stages.append(self._stage)
+        session.stop_hooks.append(self.stop_hook)
+        session.refresh_stages.append(self.stage)
         session.on_state(self._on_state)
         self._wrap_detach(session)
         await self._listen()

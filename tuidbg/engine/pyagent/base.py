@@ -119,6 +119,23 @@ class AgentBase(Extension):
     def _state(self) -> DebuggerState | None:
         return self.session.state if self.session is not None else None
 
+    @contextlib.contextmanager
+    def request_window(self, session) -> Iterator[None]:
+        """While a request made at a stop runs: the stops meanwhile are the request's (``stop_hook`` marks
+        them transient); after the last one, a mark left on the state (a request that failed on the way)
+        is taken off: what there is shows."""
+        self._transient += 1
+        try:
+            yield
+        finally:
+            self._transient -= 1
+            if session.state.python.transient and self._transient == 0:
+                session.set_state(session.state.with_python(transient=False))
+
+    def add_link(self, link: ProcLink) -> None:
+        """The link to the agent of the process ``link.pid`` (made as its process appears)."""
+        self._links[link.pid] = link
+
     def _cwd(self) -> str:
         return self.config.cwd or os.getcwd()
 
@@ -156,7 +173,7 @@ class AgentBase(Extension):
             else:
                 info = AgentInfo(status="waiting", how="attach" if self.config.mode == "attach" else "fork", pid=pid)
             link = ProcLink(info, pid)
-            self._links[pid] = link
+            self.add_link(link)
         self._link = link
 
     def _link_of_inferior(self, st: DebuggerState, iid: str) -> ProcLink | None:

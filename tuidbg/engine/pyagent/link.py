@@ -206,7 +206,7 @@ class AgentLink(AgentBase):
                 link = ProcLink(AgentInfo(status="waiting", how="fork"))
             link.pid = pid
             if pid is not None:
-                self._links[pid] = link
+                self.add_link(link)
         return link
 
     async def _on_hello(self, msg: dict[str, Any], link: ProcLink) -> None:
@@ -285,8 +285,7 @@ class AgentLink(AgentBase):
             # A gdb without asynchronous MI (old cuda-gdb) cannot insert while the program runs. The
             # interrupt's stop is not the user's: marked transient, as a request's own stops are.
             log.info("inserting the agent breakpoint while running failed (%s); interrupting", exc.message)
-            self._transient += 1
-            try:
+            with self.request_window(s):
                 s.set_state(s.state.with_python(transient=True))
                 await s.interrupt()
                 # gdb 10 made the breakpoint before it failed to write it (the error names its number):
@@ -295,10 +294,6 @@ class AgentLink(AgentBase):
                 made = [b for b in s.state.breakpoints if b.original_location == f"*{addr:#x}"]
                 bp = made[-1] if made else await s.break_insert(address=addr)
                 await s.cmd("-exec-continue")
-            finally:
-                self._transient -= 1
-                if s.state.python.transient and self._transient == 0:
-                    s.set_state(s.state.with_python(transient=False))
         link.stub_bp = bp.number
         s.set_state(mark_internal(s.state, bp.number))
 

@@ -114,8 +114,7 @@ class AgentRequests(AgentBase):
         # run and stop in between are marked transient (the *running state inherits the mark).
         before = s.state
         self._request_inferior = before.selected_inferior
-        self._transient += 1
-        try:
+        with self.request_window(s):
             s.set_state(before.with_python(transient=True))
             await self._answer(stop, ops + [{"op": "reply"}])
             await self._run_for_answer(tid, timeout)
@@ -140,11 +139,6 @@ class AgentRequests(AgentBase):
             s.set_state(view.with_python(stop=new_stop, transient=False, stop_generation=self._last_stop_gen))
             await self._reselect(before)
             return replies
-        finally:
-            self._transient -= 1
-            if s.state.python.transient and self._transient == 0:
-                # a request that failed on the way (gdb's error, gdb gone): show what there is
-                s.set_state(s.state.with_python(transient=False))
 
     async def _run_for_answer(self, tid: str | None, timeout: float) -> None:
         """Let the agent's thread run until its answer's stop: that thread alone first, then, if it does not

@@ -42,7 +42,9 @@ class StopHandling(AgentBase):
             and (stop.bkptno or "").split(".")[0] == self._stub_bp
         )
 
-    def _stop_hook(self, st: DebuggerState) -> DebuggerState:
+    def stop_hook(self, st: DebuggerState) -> DebuggerState:
+        """The session's stop hook: what the agent makes of a stop's state (a request's own stop transient, its
+        stop function's stop pending the read of its mailbox)."""
         self._select_link(st)
         st = st.evolve(python_breakpoints=self.breakpoints).with_python(agent=self.info)
         if st.process is not ProcessState.STOPPED:
@@ -71,7 +73,8 @@ class StopHandling(AgentBase):
             return st.with_python(native_step=True)
         return st
 
-    async def _stage(self, session, generation: int) -> None:
+    async def stage(self, session, generation: int) -> None:
+        """The session's refresh stage after a stop (``generation``): the agent's stop read from its mailbox."""
         st = session.state
         if st.generation != generation or not st.is_stopped:
             return
