@@ -168,6 +168,11 @@ class RunControl(CommandBase):
             if not pid or inf.process not in _LIVE or not rescue.has_ended(pid) or not self._state.is_stopped:
                 continue
             status = rescue.exit_status(pid)  # (what it ended with, while it is a zombie)
+            if status is None and self.config.mode == "run" and inf.id == self._state.inferiors[0].id:
+                # (the program gdb started is gdb's child: gone, gdb has reaped it and holds its exit status,
+                # which it reports as it goes on; a kill now would lose the exit code)
+                log.info("process %s (%s) ended unreported; gdb holds its exit status", pid, inf.id)
+                continue
             log.info("process %s (%s) ended unreported by gdb; its exit status %s", pid, inf.id,
                      "unknown (reaped)" if status is None else status)
             # (gdb 13's "detach" of such a process fails an assertion; its "kill" reaps what is left of it)
