@@ -149,7 +149,7 @@ def test_the_dump_path_imports_little(tmp_path, cleanup):
         "import sys\n"
         "from tuidbg import cli\n"
         f"rc = cli.main(['dump', '{proc.pid}'])\n"
-        "heavy = ('asyncio', 'argparse', 'dataclasses', 'shutil', 'subprocess', 'enum', 'typing', 'inspect',\n"
+        "heavy = ('asyncio', 'argparse', 'dataclasses', 'shutil', 'subprocess', 'enum', 'typing', 'inspect', 'ctypes',\n"
         "         'signal', 'textual', 'rich', 'tuidbg.engine', 'tuidbg.ui')\n"
         "print(rc, sorted(m for m in sys.modules if m.startswith(heavy)), file=sys.stderr)\n"
     )

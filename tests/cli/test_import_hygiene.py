@@ -109,7 +109,8 @@ def test_dump_imports_the_reader_and_nothing_more(sleeper):
     mods = _modules_after(["dump", str(sleeper)])
     assert set(_loaded(mods, ("tuidbg",))) <= DUMP_MODULES, set(_loaded(mods, ("tuidbg",))) - DUMP_MODULES
     assert not _loaded(mods, UI + ("argparse", "asyncio", "dataclasses", "typing", "inspect", "subprocess", "shutil",
-                                   "json", "logging", "re"))
+                                   "json", "logging", "re", "ctypes", "collections", "functools", "contextlib"))
+    assert "_ctypes" in mods  # (ptrace, called through ctypes' C half: tuidbg.procread.freeze._call)
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the direct native reader is x86-64's")
