@@ -153,12 +153,14 @@ def _sleeper(marker: str, cleanup) -> tuple[subprocess.Popen, str]:
 def test_bash_completes_pids_with_their_command_lines(bash_script, tmp_path, cleanup):
     env = _no_programs(tmp_path)
     p, command = _sleeper("tuidbg-completion-marker", cleanup)
+    p2, command2 = _sleeper("tuidbg-completion-other", cleanup)
     pid = str(p.pid)
+    prefix = os.path.commonprefix([pid, str(p2.pid)])  # (what both PIDs begin with: several surely match it)
     for sub in ("attach", "dump"):
         assert bash_complete(bash_script, ["tuidbg", sub, pid], env=env) == [pid]  # one left: the PID alone
-        several = bash_complete(bash_script, ["tuidbg", sub, pid[:-1]], env=env)
-        assert f"{pid}  {command}"[:72] in several, several  # several: with their commands
-        assert all(w.split()[0].startswith(pid[:-1]) for w in several)
+        several = bash_complete(bash_script, ["tuidbg", sub, prefix], env=env)
+        assert f"{pid}  {command}"[:72] in several and f"{p2.pid}  {command2}"[:72] in several, several
+        assert all(w.split()[0].startswith(prefix) for w in several)  # several: with their commands
     everyone = bash_complete(bash_script, ["tuidbg", "attach", ""], env=env)
     assert all(os.stat(f"/proc/{w.split()[0]}").st_uid == os.getuid() for w in everyone if os.path.exists(f"/proc/{w.split()[0]}"))
 
