@@ -296,6 +296,14 @@ class ExecPart:
                 bp = await ag.toggle_breakpoint_at(path, line)
                 if bp is not None and bp.message:
                     self.notify(bp.message, markup=False)
+                waits = pyview.breakpoint_waits_note(ag.info, self.state.process is ProcessState.RUNNING)
+                if bp is not None and waits is not None:
+                    # (not silently waiting: issue 30; while running the status line says it too, app_status)
+                    text = f"Python breakpoint {bp.id} set; {waits}"
+                    if self.state.is_stopped:
+                        self.refuse_at_stop(text)
+                    else:
+                        self.notify(text, markup=False)
 
             self._run(toggle_py, "Python breakpoint")
             return

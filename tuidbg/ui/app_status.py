@@ -10,7 +10,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from tuidbg.engine import watchdog
+from tuidbg.engine import pyagent, watchdog
 from tuidbg.engine.python import view as pyview
 from tuidbg.engine.state import DebuggerState, ProcessState
 from tuidbg.ui.text import visible
@@ -25,6 +25,14 @@ class StatusPart:
     """Part of ``TuidbgApp`` (see the module's docstring)."""
 
     # -- status line ------------------------------------------------------------------------------
+
+    def _python_breakpoints_wait(self) -> str | None:
+        """While the program runs with Python breakpoints set and the agent's load queued but not taken
+        (every thread that could take it blocked in C): why they cannot fire yet (issue 30)."""
+        ag = pyagent.controller(self.session)
+        if ag is None or not ag.breakpoints:
+            return None
+        return pyview.breakpoint_waits_note(ag.info, True)
 
     def _update_status(self, state: DebuggerState) -> None:
         status = self.query_one(StatusLine)
@@ -47,6 +55,9 @@ class StatusPart:
             parts.append(("● running", "bold"))
             if state.activity:
                 parts.append(f" — gdb: {visible(state.activity)}")
+            waits = self._python_breakpoints_wait()
+            if waits:  # (first: an 80-column line keeps it)
+                parts.append((f"   Python breakpoints wait: {visible(waits)}", "bold"))
             parts.append("   ctrl+c interrupts")
         elif p is ProcessState.STOPPED:
             stop = state.stop

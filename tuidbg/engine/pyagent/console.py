@@ -12,7 +12,9 @@ from tuidbg.agent import protocol as P
 from tuidbg.engine import ranks
 from tuidbg.engine.errors import EngineError
 from tuidbg.engine.pyagent.base import AgentBase
+from tuidbg.engine.python import view as pyview
 from tuidbg.engine.python.model import PyBreakpoint
+from tuidbg.engine.state import ProcessState
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -167,7 +169,11 @@ class ConsoleCommands(AgentBase):
         text = bp.describe()
         if bp.message and bp.verified:
             text += f"\n{bp.message}"
-        if not self.info.connected:
+        st = self._state()
+        waits = pyview.breakpoint_waits_note(self.info, st is not None and st.process is ProcessState.RUNNING)
+        if waits is not None:
+            text += f"\n({waits})"
+        elif not self.info.connected:
             text += "\n(the Python agent is not running yet: the breakpoint is set when it starts)"
         return text
 

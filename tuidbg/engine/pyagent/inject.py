@@ -18,6 +18,16 @@ from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WOR
 
 log = logging.getLogger("tuidbg.engine")
 
+# Where the queued load runs (``AgentInfo.message`` while it waits: ``python.view.agent_inactive_reason``
+# and the breakpoints set meanwhile say it).
+LOADS_ANY = "it loads at the next Python line of any thread"
+LOADS_MAIN = "it loads when the main thread runs Python code"
+LOADS_LAST = "it loads at the next Python line of the thread that last ran Python"
+
+# _Py_DebugOffsets of 3.14 (8-byte words; tuidbg.gdbext.cpython_layouts, layout 14): the interpreter's
+# thread list, its GIL's last holder, a thread state's next.
+_DO_THREADS_HEAD, _DO_GIL_HOLDER, _DO_TSTATE_NEXT = 9, 19, 24
+
 
 class Injection(AgentBase):
     """Part of ``PyAgent`` (see the module's docstring)."""
@@ -92,13 +102,14 @@ class Injection(AgentBase):
             ok, why = await self._inject_pep768(script, link)
             if ok:
                 link.info = replace(link.info, status="waiting", inject=INJECT_PEP768, inject_note=None,
-                                    message="the agent starts at the main thread's next Python line")
+                                    message=link.info.message)
                 self._say_injected(link, say)
                 return
         log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
-        await self._inject_pending_call(self._boot_code(sock), link)
+        any_thread = version is not None and version >= 0x030C0000
+        await self._inject_pending_call(self._boot_code(sock), link, any_thread)
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
-                            message="the agent starts when the main thread runs Python code")
+                            message=LOADS_ANY if link.injection and link.injection[0] == "pending-any" else LOADS_MAIN)
         self._say_injected(link, say)
 
     async def _switch_inferior(self, iid: str) -> None:
@@ -172,7 +183,7 @@ class Injection(AgentBase):
             try:
                 if iid and len(self._links) > 1:
                     await self._switch_inferior(iid)
-                if kind == "pending":
+                if kind in ("pending", "pending-any"):
                     # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
                     await s.cmd(f"-data-write-memory-bytes {addr:#x} {b'pass'.hex()}00")
                 elif kind == "pep768":
@@ -194,8 +205,14 @@ class Injection(AgentBase):
             return None  # no Py_Version: 3.10 or older
         return mi.to_int(r.get("value"))
 
-    async def _inject_pending_call(self, source: str, link: ProcLink) -> None:
+    async def _inject_pending_call(self, source: str, link: ProcLink, any_thread: bool = False) -> None:
         """3.9-3.13: Py_AddPendingCall(PyRun_SimpleString, page) as gdb inferior calls.
+
+        ``any_thread`` (3.12, 3.13): ``_PyEval_AddPendingCall(main interpreter, ..., 0)`` instead, the
+        interpreter's own queue that any of its threads runs at its next eval-breaker check (CPython's
+        ``make_pending_calls``; ``Py_AddPendingCall`` is that call with "main thread only"), so that a
+        program whose main thread is blocked in C (``join``, a lock, a read) loads the agent in a thread
+        that runs Python. Before 3.12 every pending call is the main thread's.
 
         The page comes from an inferior mmap (a plain system call: unlike malloc it takes no lock that a
         frozen thread could hold) and holds ``source`` itself. The pending call runs in the main thread at
@@ -205,6 +222,9 @@ class Injection(AgentBase):
         code = source.encode() + b"\0"
         if len(code) > 4096:
             raise EngineError(f"the agent's boot statement is {len(code)} bytes, over one page")
+        if any_thread:
+            r = await s.cmd('-data-evaluate-expression "(long)&_PyEval_AddPendingCall"', check=False)
+            any_thread = r.cls == "done"
         for name in ("Py_AddPendingCall", "PyRun_SimpleString"):  # (a process that is not Python: nothing is mapped in it)
             r = await s.cmd(f'-data-evaluate-expression "(long)&{name}"', check=False)
             if r.cls != "done":
@@ -226,14 +246,21 @@ class Injection(AgentBase):
             if page is None or page <= 0:
                 raise EngineError(f"mmap in the program failed ({r.get('value')})")
             await s.cmd(f"-data-write-memory-bytes {page:#x} {code.hex()}")
-            r = await s.cmd(
-                "-data-evaluate-expression "
-                + mi.quote(f"((int(*)(void*,void*))Py_AddPendingCall)((void*)PyRun_SimpleString,(void*){page:#x})"),
-                timeout=30,
-            )
+            interp = None
+            if any_thread:
+                # (PyInterpreterState_Main: a plain read of _PyRuntime, no lock)
+                r = await s.cmd('-data-evaluate-expression "(long)((void*(*)(void))PyInterpreterState_Main)()"',
+                                check=False, timeout=30)
+                interp = mi.to_int(r.get("value")) if r.cls == "done" else None
+            if interp:
+                call = (f"((int(*)(void*,void*,void*,int))_PyEval_AddPendingCall)"
+                        f"((void*){interp:#x},(void*)PyRun_SimpleString,(void*){page:#x},0)")
+            else:
+                call = f"((int(*)(void*,void*))Py_AddPendingCall)((void*)PyRun_SimpleString,(void*){page:#x})"
+            r = await s.cmd("-data-evaluate-expression " + mi.quote(call), timeout=30)
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError("Py_AddPendingCall refused (its queue is full)")
-            link.injection = ("pending", page, self._inferior_of(link))
+            link.injection = ("pending-any" if interp else "pending", page, self._inferior_of(link))
         finally:
             await s.cmd(f"-gdb-set scheduler-locking {locking}", check=False)
             await s.cmd("-gdb-set unwindonsignal off", check=False)
@@ -277,6 +304,18 @@ class Injection(AgentBase):
         tstate = struct.unpack("<Q", await s.read_memory(interp + threads_main_off, 8))[0]
         if not tstate:
             return False, "no main thread state"
+        # The thread that last held the GIL runs Python (or did last): its state, not the main thread's,
+        # whose next Python line may never come (blocked in C: join, a lock, a read). (A free-threaded
+        # build has no holder: the main thread's.)
+        holder = struct.unpack("<Q", await s.read_memory(interp + words[_DO_GIL_HOLDER], 8))[0]
+        target, ts, seen = tstate, struct.unpack("<Q", await s.read_memory(interp + words[_DO_THREADS_HEAD], 8))[0], 0
+        while holder and ts and seen < 4096:  # (only a state in the interpreter's list: never a stale pointer)
+            if ts == holder:
+                target = holder
+                break
+            ts, seen = struct.unpack("<Q", await s.read_memory(ts + words[_DO_TSTATE_NEXT], 8))[0], seen + 1
+        link.info = replace(link.info, message=LOADS_MAIN if target == tstate else LOADS_LAST)
+        tstate = target
         path = script.encode() + b"\0"
         if len(path) > size:
             return False, "script path too long"

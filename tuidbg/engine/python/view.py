@@ -388,6 +388,22 @@ def stacks_read(state: DebuggerState) -> bool:
                if inf.process is ProcessState.STOPPED and (inf.pid or inf.os_pid))
 
 
+def breakpoint_waits_note(info: AgentInfo | None, running: bool) -> str | None:
+    """What a Python breakpoint set while the agent is not loaded says where it was set (the status
+    line, ``pybreak``'s answer): that it waits for the agent, and why; None once the agent is active.
+    ``running``: the program runs on since the load was queued, and no thread has taken it yet, i.e.
+    every thread that could is blocked in C (a join, a lock, a read, a sleep)."""
+    if info is None or info.connected or info.status != "waiting" or info.how != "attach" or not info.inject:
+        return None
+    where = info.message or "it loads when the main thread runs Python code"
+    text = f"it takes effect when the Python agent loads: {where}"
+    if running:
+        main = "main thread" in where
+        text += (", and the main thread has not run any since the attach (it is blocked in C)" if main else
+                 ", and no thread has run any since the attach (all are blocked in C)")
+    return text
+
+
 def agent_inactive_reason(info: AgentInfo | None) -> str:
     """Why a Python step (``n``/``s``/``f`` on a Python frame) cannot be taken now: the agent of the
     selected process is not active (``info`` None: the session has no agent at all). A native step
@@ -398,7 +414,9 @@ def agent_inactive_reason(info: AgentInfo | None) -> str:
     if info.status == "waiting":
         if info.how == "attach" and info.inject:
             # (its load is queued in the program: it runs when that thread next runs Python)
-            return "the Python agent is not loaded yet: it loads when the main thread runs Python code (c runs on until then)"
+            # (the message says which thread: tuidbg.engine.pyagent.inject)
+            where = info.message or "it loads when the main thread runs Python code"
+            return f"the Python agent is not loaded yet: {where} (c runs on until then)"
         if info.how == "attach":
             return "the Python agent is being loaded into the process"
         return "the Python agent has not started yet (c runs on until it does)"

@@ -1,0 +1,149 @@
+"""Python breakpoints after ``tuidbg attach`` to a program whose main thread is blocked in C (issue 30,
+item 13): the agent loads through a thread that runs Python (3.12/3.13: the interpreter's own pending-call
+queue, which any thread takes; 3.14: PEP 768 in the thread that last held the GIL), so that a breakpoint in
+a worker's code fires at once; where nothing runs Python, the status line and ``pybreak`` say that the
+breakpoints wait, and they take effect when the load happens. Real gdb, real interpreters, at 80x24."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import requires_gdb
+from helpers import DEBIAN_PY311, PROGRAMS, cpython314, line_of, pyenv_python
+from ui_helpers import log_text, make_app, screen_rows, until
+
+from tuidbg.engine import pyagent
+from tuidbg.engine.python.model import AgentStop
+from tuidbg.engine.state import ProcessState
+from tuidbg.ui.panes.source import SourceView
+
+pytestmark = [requires_gdb, pytest.mark.slow]
+
+BLOCKED = PROGRAMS / "py" / "blocked_main.py"
+
+
+def _interp(name: str):
+    if name == "debian-3.11":
+        return DEBIAN_PY311 if DEBIAN_PY311.exists() else None
+    if name == "3.14":
+        return cpython314("3.14")
+    return pyenv_python(name.split("-")[1])
+
+
+# (interpreter, whether a thread other than the main one can take the agent's load)
+INTERPS = [pytest.param(n, anyt, id=n) for n, anyt in
+           (("pyenv-3.11", False), ("debian-3.11", False), ("pyenv-3.12", True), ("pyenv-3.13", True), ("3.14", True))]
+
+
+def _python(name: str):
+    python = _interp(name)
+    if python is None:
+        pytest.skip(f"{name} is not on this machine")
+    return python
+
+
+class Blocked:
+    """``blocked_main.py`` started (its main thread blocked reading stdin), killed at the end."""
+
+    def __init__(self, python, *args: str) -> None:
+        self.proc = subprocess.Popen([str(python), str(BLOCKED), *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        assert self.proc.stdout.readline().strip() == b"ready"
+
+    def __enter__(self) -> subprocess.Popen:
+        return self.proc
+
+    def __exit__(self, *exc) -> None:
+        self.proc.kill()
+        self.proc.wait(30)
+
+
+def _status_row(app) -> str:
+    return next((r for r in screen_rows(app) if "■" in r or "●" in r), "")
+
+
+def _agent_stop(app):
+    st = app.state
+    stop = st.python.stop if st.process is ProcessState.STOPPED else None
+    return stop if isinstance(stop, AgentStop) else None
+
+
+async def _attached(pilot, app) -> None:
+    def ready() -> bool:
+        ag = pyagent.controller(app.session)
+        return (app.state.is_stopped and ag is not None and ag.info.status == "waiting" and ag.info.inject is not None
+                and not app.session.refreshing)
+
+    await until(pilot, ready, 60, "the attach stop, the agent's load queued")
+
+
+async def _console(pilot, app, cmd: str) -> None:
+    await pilot.press("8")
+    await pilot.press(*[ch if ch != " " else "space" for ch in cmd], "enter")
+
+
+async def _continue(pilot, app) -> None:
+    app.query_one(SourceView).focus()
+    await pilot.press("c")
+
+
+def _still_fine(proc: subprocess.Popen) -> None:
+    """Left running unharmed: it answers a line as it would have without tuidbg."""
+    assert proc.poll() is None
+    proc.stdin.write(b"bye\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline().strip() == b"got bye"
+    assert proc.wait(30) == 0
+
+
+@pytest.mark.parametrize("interp,any_thread", INTERPS)
+async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, any_thread):
+    python = _python(interp)
+    body = line_of(BLOCKED, "work_body")
+    with Blocked(python, "worker") as proc:
+        app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await _attached(pilot, app)
+            await _console(pilot, app, f"pybreak {BLOCKED}:{body}")
+            await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
+            assert "it takes effect when the Python agent loads" in log_text(app, "console-log")
+            await _continue(pilot, app)
+            if any_thread:
+                # the worker takes the load at its next line, and the breakpoint fires in it at once
+                await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == body
+                            and s.reason == "breakpoint", 60, "the breakpoint in the worker")
+                assert "work" in _status_row(app) and f":{body}" in _status_row(app)
+            else:
+                # before 3.12 only the main thread takes a pending call: the status line says why nothing fires
+                await until(pilot, lambda: "the main thread has not run any since the attach" in " ".join(screen_rows(app))
+                            or "Python breakpoints wait" in _status_row(app), 30, "the wait said in the status line")
+                assert "Python breakpoints wait" in _status_row(app)
+                assert app.state.process is ProcessState.RUNNING
+            await app.session.close()  # (attach: detaches)
+        _still_fine(proc)
+
+
+@pytest.mark.parametrize("interp,any_thread", INTERPS)
+async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp, any_thread):
+    python = _python(interp)
+    after = line_of(BLOCKED, "blocked") + 1  # (stop.set(), once the read returns)
+    with Blocked(python) as proc:
+        app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await _attached(pilot, app)
+            await _console(pilot, app, f"pybreak {BLOCKED}:{after}")
+            await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
+            await _continue(pilot, app)
+            await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
+            text = pyagent.controller(app.session).info
+            assert text.status == "waiting"
+            # once the main thread runs Python (a line read), the agent loads and the breakpoint fires
+            proc.stdin.write(b"x\n")
+            proc.stdin.flush()
+            await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == after, 60,
+                        "the breakpoint once the agent loads")
+            await app.session.close()
+        assert proc.poll() is None or proc.wait(30) == 0
+        assert proc.stdout.readline().strip() == b"got x"
+        assert proc.wait(30) == 0
