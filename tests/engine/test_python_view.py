@@ -230,3 +230,21 @@ def test_a_python_step_without_an_active_agent_is_refused_with_the_agents_own_re
                                                "it has no Py_AddPendingCall)")
     gone = AgentInfo(status="disconnected", message="the Python agent closed the connection")
     assert "closed the connection" in V.agent_inactive_reason(gone)
+
+
+def test_a_python_breakpoint_set_while_the_agents_load_waits_says_where_it_loads_and_why_not_yet():
+    # (issue 30 item 13; on real interpreters: tests/ui/test_ui_attach_blocked_main.py)
+    from tuidbg.engine.python.model import INJECT_PENDING, AgentInfo
+
+    anyt = AgentInfo(status="waiting", how="attach", inject=INJECT_PENDING,
+                     message="it loads at the next Python line of any thread")
+    assert V.breakpoint_waits_note(anyt, False) == (
+        "it takes effect when the Python agent loads: it loads at the next Python line of any thread")
+    assert V.breakpoint_waits_note(anyt, True).endswith("no thread has run any since the attach (all are blocked in C)")
+    main = AgentInfo(status="waiting", how="attach", inject=INJECT_PENDING)  # (before 3.12: the main thread's)
+    assert V.breakpoint_waits_note(main, True).endswith(
+        "when the main thread runs Python code, and the main thread has not run any since the attach (it is blocked in C)")
+    assert "any thread" in V.agent_inactive_reason(anyt)
+    for other in (None, AgentInfo(status="connected", how="attach", inject=INJECT_PENDING),
+                  AgentInfo(status="waiting", how="run")):
+        assert V.breakpoint_waits_note(other, True) is None
