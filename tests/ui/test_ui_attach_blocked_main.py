@@ -26,14 +26,19 @@ BLOCKED = PROGRAMS / "py" / "blocked_main.py"
 def _interp(name: str):
     if name == "debian-3.11":
         return DEBIAN_PY311 if DEBIAN_PY311.exists() else None
-    if name == "3.14":
-        return cpython314("3.14")
+    if name in ("3.14", "3.14t"):
+        return cpython314(name)
     return pyenv_python(name.split("-")[1])
 
 
 # (interpreter, whether a thread other than the main one can take the agent's load)
 INTERPS = [pytest.param(n, anyt, id=n) for n, anyt in
            (("pyenv-3.11", False), ("debian-3.11", False), ("pyenv-3.12", True), ("pyenv-3.13", True), ("3.14", True))]
+# 3.14t: a free-threaded build has no GIL holder to choose, and the load still goes to the main thread's
+# state (issue 30 item 13, left open: strict, so that it says when it works)
+WORKER_INTERPS = INTERPS + [pytest.param("3.14t", True, id="3.14t", marks=pytest.mark.xfail(
+    strict=True, reason="free-threaded 3.14: the agent's load is the main thread's (no GIL holder to choose)"))]
+NOTHING_INTERPS = INTERPS + [pytest.param("3.14t", False, id="3.14t")]
 
 
 def _python(name: str):
@@ -97,35 +102,36 @@ def _still_fine(proc: subprocess.Popen) -> None:
     assert proc.wait(30) == 0
 
 
-@pytest.mark.parametrize("interp,any_thread", INTERPS)
+@pytest.mark.parametrize("interp,any_thread", WORKER_INTERPS)
 async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, any_thread):
     python = _python(interp)
     body = line_of(BLOCKED, "work_body")
     with Blocked(python, "worker") as proc:
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
-            await _attached(pilot, app)
-            await _console(pilot, app, f"pybreak {BLOCKED}:{body}")
-            await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
-            assert "it takes effect when the Python agent loads" in log_text(app, "console-log")
-            await _continue(pilot, app)
-            if any_thread:
-                # the worker takes the load at its next line, and the breakpoint fires in it at once
-                await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == body
-                            and s.reason == "breakpoint", 60, "the breakpoint in the worker")
-                assert "stopped: Python breakpoint 1" in _status_row(app)
-                assert _agent_stop(app).func == "work"
-            else:
-                # before 3.12 only the main thread takes a pending call: the status line says why nothing fires
-                await until(pilot, lambda: "the main thread has not run any since the attach" in " ".join(screen_rows(app))
-                            or "Python breakpoints wait" in _status_row(app), 30, "the wait said in the status line")
-                assert "Python breakpoints wait" in _status_row(app)
-                assert app.state.process is ProcessState.RUNNING
-            await app.session.close()  # (attach: detaches)
+            try:
+                await _attached(pilot, app)
+                await _console(pilot, app, f"pybreak {BLOCKED}:{body}")
+                await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
+                assert "it takes effect when the Python agent loads" in log_text(app, "console-log")
+                await _continue(pilot, app)
+                if any_thread:
+                    # the worker takes the load at its next line, and the breakpoint fires in it at once
+                    await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == body
+                                and s.reason == "breakpoint", 60, "the breakpoint in the worker")
+                    assert "stopped: Python breakpoint 1" in _status_row(app)
+                    assert _agent_stop(app).func == "work"
+                else:
+                    # before 3.12 only the main thread takes a pending call: the status line says why nothing fires
+                    await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
+                    assert "when the main thread runs Python code" in log_text(app, "console-log")
+                    assert app.state.process is ProcessState.RUNNING
+            finally:
+                await app.session.close()  # (attach: detaches)
         _still_fine(proc)
 
 
-@pytest.mark.parametrize("interp,any_thread", INTERPS)
+@pytest.mark.parametrize("interp,any_thread", NOTHING_INTERPS)
 async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp, any_thread):
     python = _python(interp)
     after = line_of(BLOCKED, "blocked") + 1  # (stop.set(), once the read returns)
