@@ -139,8 +139,13 @@ async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp, any_thre
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await _attached(pilot, app)
-            await _console(pilot, app, f"pybreak {BLOCKED}:{after}")
-            await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
+            # b in the source pane, on the line after main's (where its Python frame shows it)
+            src = app.query_one(SourceView)
+            await until(pilot, lambda: src.path == str(BLOCKED) and src.cursor_line == after - 1, 30, "main's line shown")
+            src.focus()
+            await pilot.press("down", "b")
+            await until(pilot, lambda: "Python breakpoint 1 set; it takes effect when the Python agent loads"
+                        in _status_row(app), 15, "the breakpoint's wait in the status line")
             await _continue(pilot, app)
             await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
             text = pyagent.controller(app.session).info
