@@ -1,6 +1,8 @@
-"""The main thread blocked in C (a read of stdin) while Python may run on another thread: the attach
-tests of issue 30 (tests/ui/test_ui_python_inactive.py). With the argument ``worker``, a second
-thread runs Python code in a loop until the main thread reads a line."""
+"""The main thread blocked in C while Python may run on another thread: the attach tests of issue 30
+(tests/ui/test_ui_python_inactive.py, tests/ui/test_ui_attach_blocked_main.py). With the argument
+``worker``, a second thread runs Python code in a loop until the line is read. The main thread blocks in
+a read of stdin, or (``join``) in joining a thread that reads it, or (``lock``) in acquiring a lock that
+such a thread releases once it has read it."""
 import sys
 import threading
 
@@ -18,12 +20,34 @@ def worker(stop):
         stop.wait(0.01)
 
 
+def read_in_a_thread(join):
+    got = []
+    held = threading.Lock()
+    held.acquire()
+
+    def reader():
+        got.append(sys.stdin.readline())
+        held.release()
+
+    t = threading.Thread(target=reader, name="reader")
+    t.start()
+    print("ready", flush=True)
+    if join:
+        t.join()
+    else:
+        held.acquire()
+    return got[0]
+
+
 def main():
     stop = threading.Event()
     if "worker" in sys.argv[1:]:
         threading.Thread(target=worker, args=(stop,), name="worker", daemon=True).start()
-    print("ready", flush=True)
-    line = sys.stdin.readline()  # MARK:blocked
+    if "join" in sys.argv[1:] or "lock" in sys.argv[1:]:
+        line = read_in_a_thread("join" in sys.argv[1:])
+    else:
+        print("ready", flush=True)
+        line = sys.stdin.readline()  # MARK:blocked
     stop.set()
     print("got", line.strip(), flush=True)
 
