@@ -2,10 +2,12 @@
 
 Executed with ``TUIDBG_ARGS`` in its globals (socket path, token, the directory
 holding tuidbg's package, whether tuidbg debugs several processes and whether it
-keeps this one's children). On CPython 3.9-3.13 it runs as a pending call
+keeps this one's children). On CPython 3.9-3.11 it runs as a pending call
 (``Py_AddPendingCall(PyRun_SimpleString, ...)`` scheduled by gdb) in the main
-thread; on 3.14 as the PEP 768 debugger script of the main thread. Either way
-it runs between two bytecodes, with the GIL, in a fresh namespace.
+thread; on 3.12/3.13 as one of the interpreter's pending calls, in whichever
+thread runs Python first; on 3.14 as the PEP 768 debugger script of the thread
+that last held the GIL. Either way it runs between two bytecodes, with the GIL,
+in a fresh namespace (``tuidbg.engine.pyagent.inject``).
 """
 
 

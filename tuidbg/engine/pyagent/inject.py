@@ -1,5 +1,7 @@
 """Loading the agent into a running process (``tuidbg attach``): the boot script, PEP 768
-(``sys.remote_exec``) where the interpreter allows it, else a pending call through gdb; and
+(``sys.remote_exec``) where the interpreter allows it, else a pending call through gdb, each through
+a thread that runs Python where the version allows (3.12+: not only the main thread, which may be
+blocked in C: a join, a lock, a read); and
 wrapping the session's detach so that the agent is off first."""
 
 from __future__ import annotations
@@ -266,7 +268,8 @@ class Injection(AgentBase):
             await s.cmd("-gdb-set unwindonsignal off", check=False)
 
     async def _inject_pep768(self, script: str, link: ProcLink) -> tuple[bool, str]:
-        """3.14+: write the PEP 768 fields of the main thread state (no inferior call at all).
+        """3.14+: write the PEP 768 fields of a thread state (no inferior call at all): that of the
+        thread that last held the GIL, which runs Python or did last, else the main thread's.
 
         The same fields in a free-threaded build (the eval-breaker bit is the one CPython's own
         ``sys.remote_exec`` sets, its stop-the-world bit: a thread that finds no stop-the-world under
