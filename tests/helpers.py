@@ -282,6 +282,15 @@ def run_tuidbg(*args: str, env: dict[str, str] | None = None, timeout: float = 6
     )
 
 
+def pyenv_params(minors=("3.9", "3.10", "3.11", "3.12", "3.13")) -> list:
+    """pyenv's CPythons as pytest parameters (ids "pyenv-3.X"), each skipped (with the reason) where absent."""
+    import pytest
+
+    return [pytest.param(py, id=f"pyenv-{minor}",
+                         marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine"))
+            for minor in minors for py in [pyenv_python(minor)]]
+
+
 def debian_py311_param(id: str = "debian-3.11-stripped"):
     """Debian's stripped /usr/bin/python3.11 as a pytest parameter, skipped (with the reason) where absent."""
     import pytest
@@ -304,3 +313,20 @@ def check_error(res: subprocess.CompletedProcess, *needles: str) -> str:
     for n in needles:
         assert n in line, (n, line)
     return line
+
+
+class BlockedMain:
+    """``tests/programs/py/blocked_main.py`` started with ``python`` and ``args`` (its main thread blocked in
+    C: reading stdin, a join or a lock), once it says it is ready; killed at the end of the with-block."""
+
+    def __init__(self, python, *args: str) -> None:
+        self.proc = subprocess.Popen([str(python), str(PROGRAMS / "py" / "blocked_main.py"), *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout.readline().strip() == b"ready"
+
+    def __enter__(self) -> subprocess.Popen:
+        return self.proc
+
+    def __exit__(self, *exc) -> None:
+        self.proc.kill()
+        self.proc.wait(30)

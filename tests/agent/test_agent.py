@@ -26,6 +26,7 @@ from helpers import (
     cpython314_param,
     debian_py311_param,
     line_of,
+    pyenv_params,
     pyenv_python,
     wait_for,
 )
@@ -51,12 +52,7 @@ STOP_TIMEOUT = 60
 
 
 def _interpreters():
-    out = []
-    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
-        py = pyenv_python(minor)
-        out.append(
-            pytest.param(py, id=f"pyenv-{minor}", marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine"))
-        )
+    out = pyenv_params()
     out.append(debian_py311_param())
     # scripts/build-cpython314.sh's builds: with debug info, stripped, free-threaded
     out.extend(cpython314_param(b) for b in ("3.14", "3.14-stripped", "3.14t"))

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, compile_c, cpython314_param, debian_py311_param, line_of, pyenv_python
+from helpers import DEBIAN_PY311, PROGRAMS, compile_c, cpython314_param, debian_py311_param, line_of, pyenv_params
 
 from pystack_helpers import TORCH_PYTHON
 
@@ -29,11 +29,7 @@ STOP_TIMEOUT = 60
 
 
 def _interpreters():
-    out = []
-    for minor in ("3.9", "3.10", "3.11", "3.12", "3.13"):
-        py = pyenv_python(minor)
-        out.append(pytest.param(py, id=f"pyenv-{minor}",
-                                marks=pytest.mark.skipif(py is None, reason=f"pyenv has no CPython {minor} on this machine")))
+    out = pyenv_params()
     out.append(debian_py311_param())
     out.extend(cpython314_param(b) for b in ("3.14", "3.14t"))
     return out

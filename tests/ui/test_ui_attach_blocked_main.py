@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, cpython314, line_of, pyenv_python
+from helpers import BlockedMain as Blocked, cpython314, DEBIAN_PY311, line_of, PROGRAMS, pyenv_python
 from ui_helpers import log_text, make_app, screen_rows, until
 
 from tuidbg.engine import pyagent
@@ -46,22 +46,6 @@ def _python(name: str):
     if python is None:
         pytest.skip(f"{name} is not on this machine")
     return python
-
-
-class Blocked:
-    """``blocked_main.py`` started (its main thread blocked reading stdin), killed at the end."""
-
-    def __init__(self, python, *args: str) -> None:
-        self.proc = subprocess.Popen([str(python), str(BLOCKED), *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
-        assert self.proc.stdout.readline().strip() == b"ready"
-
-    def __enter__(self) -> subprocess.Popen:
-        return self.proc
-
-    def __exit__(self, *exc) -> None:
-        self.proc.kill()
-        self.proc.wait(30)
 
 
 def _status_row(app) -> str:

@@ -5,11 +5,10 @@ for that thread's next Python line. Real gdb, real interpreters (Debian's stripp
 
 from __future__ import annotations
 
-import subprocess
 
 import pytest
 from conftest import requires_gdb
-from helpers import DEBIAN_PY311, PROGRAMS, line_of, pyenv_python
+from helpers import BlockedMain as Blocked, DEBIAN_PY311, line_of, PROGRAMS, pyenv_python
 from ui_helpers import make_app, screen_rows, toasts_text, until
 
 from tuidbg.engine import pyagent
@@ -35,22 +34,6 @@ SIZES_INTERPS = [
     pytest.param((160, 48), "pyenv-3.12", id="160x48-pyenv-3.12",
                  marks=pytest.mark.skipif(pyenv_python("3.12") is None, reason="pyenv has no CPython 3.12 on this machine")),
 ]
-
-
-class Blocked:
-    """``blocked_main.py`` started (its main thread blocked reading stdin), killed at the end."""
-
-    def __init__(self, python, *args: str) -> None:
-        self.proc = subprocess.Popen([str(python), str(BLOCKED), *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
-        assert self.proc.stdout.readline().strip() == b"ready"
-
-    def __enter__(self) -> subprocess.Popen:
-        return self.proc
-
-    def __exit__(self, *exc) -> None:
-        self.proc.kill()
-        self.proc.wait(30)
 
 
 def _status_row(app) -> str:

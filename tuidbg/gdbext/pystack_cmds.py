@@ -175,17 +175,23 @@ def pystack(argv):
                 native=native,
                 native_depth=opts.get("native-depth") or 100000,
             )
-    except NoPython as exc:
-        return {"v": 1, "status": "no-python", "reason": str(exc)}
-    except WalkError as exc:
-        return {"v": 1, "status": "error", "reason": str(exc)}
-    except ReadError as exc:
-        return {"v": 1, "status": "error", "reason": "cannot read the program's memory: %s" % exc}
+    except (NoPython, WalkError, ReadError) as exc:
+        return _failed(exc)
     t1 = time.perf_counter()
     res = result_dict(ip, recs)
     res["status"] = "ok"
     res["stats"] = {"walk_ms": round((t1 - t0) * 1000, 3), "reads": w.mem.reads}
     return res
+
+
+def _failed(exc, reading="the program's memory"):
+    """The answer of a command the walker failed: no Python in the program, a walk that went wrong, or
+    memory (``reading``) that could not be read."""
+    if isinstance(exc, NoPython):
+        return {"v": 1, "status": "no-python", "reason": str(exc)}
+    if isinstance(exc, WalkError):
+        return {"v": 1, "status": "error", "reason": str(exc)}
+    return {"v": 1, "status": "error", "reason": "cannot read %s: %s" % (reading, exc)}
 
 
 def pylocals(argv):
@@ -200,12 +206,8 @@ def pylocals(argv):
     try:
         with KeepSelection():
             return _pylocals(opts)
-    except NoPython as exc:
-        return {"v": 1, "status": "no-python", "reason": str(exc)}
-    except WalkError as exc:
-        return {"v": 1, "status": "error", "reason": str(exc)}
-    except (ReadError, ValueError) as exc:
-        return {"v": 1, "status": "error", "reason": "cannot read the frame's locals: %s" % exc}
+    except (NoPython, WalkError, ReadError, ValueError) as exc:
+        return _failed(exc, "the frame's locals")
 
 
 def _pylocals(opts):
@@ -222,12 +224,8 @@ def pygil(argv):
         with KeepSelection():
             ip = _interpreter("auto")
             return gil_result(Walker(ip, _stop_cache()), ip.target)
-    except NoPython as exc:
-        return {"v": 1, "status": "no-python", "reason": str(exc)}
-    except WalkError as exc:
-        return {"v": 1, "status": "error", "reason": str(exc)}
-    except ReadError as exc:
-        return {"v": 1, "status": "error", "reason": "cannot read the program's memory: %s" % exc}
+    except (NoPython, WalkError, ReadError) as exc:
+        return _failed(exc)
 
 
 def _guard(fn, argv):
