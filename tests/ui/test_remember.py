@@ -267,7 +267,7 @@ async def test_attach_puts_the_remembered_python_breakpoint_back(tmp_path):
             assert [(b.line, b.condition) for b in app.state.python_breakpoints] == [(body, cond)]
             ag = pyagent.controller(app.session)
             # (c before the agent's load is queued would make gdb refuse it: "Selected thread is running")
-            await until(pilot, lambda: (ag.info.message or "").startswith("the agent starts"), 30, "the agent's load queued")
+            await until(pilot, lambda: ag.info.status == "waiting" and ag.info.inject is not None, 30, "the agent's load queued")
             await pilot.press("c")  # the agent loads as the program runs on; the breakpoint is in its table
 
             def at_bp() -> bool:
