@@ -57,6 +57,12 @@ def descendants(root: int) -> set[int]:
     return out
 
 
+def tree_states(root: int) -> str:
+    """``root`` and every process below it now, each with its state and tracer (for a failure's message)."""
+    tree = {q: proc(q) for q in [root, *sorted(descendants(root))]}
+    return ", ".join(f"{q} {p.state} tracer {p.tracer}" for q, p in tree.items() if p is not None)
+
+
 def leftovers(pids: set[int], targets: tuple[int, ...] = ()) -> list[str]:
     """What tuidbg must never leave behind: any of ``pids`` (tuidbg, its gdb, the program it started)
     still there (a zombie counts: nobody reaped it), and among ``targets`` (processes it attached to) one

@@ -16,7 +16,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, PROGRAMS
 
-from faults.procs import descendants, kill_group, proc, wait_until
+from faults.procs import descendants, kill_group, proc, tree_states, wait_until
 from tuidbg import cli
 from tuidbg.engine.state import ProcessState
 
@@ -42,19 +42,12 @@ class Pool:
 
     def assert_runs_on(self) -> None:
         """The pool's parent is there, untraced, not stopped, and its rounds of tasks go on."""
-        def parent() -> str:
-            tree = {q: proc(q) for q in [self.proc.pid, *descendants(self.proc.pid)]}
-            return "the pool's parent to run, untraced; its tree: " + ", ".join(
-                f"{q} {p.state} tracer {p.tracer}" for q, p in tree.items() if p is not None)
-
         wait_until(lambda: (p := proc(self.proc.pid)) is not None and not p.tracer and p.state not in "TtZX", 10,
-                   parent)
+                   lambda: f"the pool's parent to run, untraced; its tree: {tree_states(self.proc.pid)}")
         before = self.beat()
 
         def stuck() -> str:
-            tree = {q: proc(q) for q in descendants(self.proc.pid)}
-            return (f"the pool to go on (round {before}, now {self.beat()}); its processes: "
-                    + ", ".join(f"{q} {p.state} tracer {p.tracer}" for q, p in tree.items() if p is not None))
+            return f"the pool to go on (round {before}, now {self.beat()}); its tree: {tree_states(self.proc.pid)}"
 
         wait_until(lambda: self.beat() > before + 1, 30, stuck)
 
