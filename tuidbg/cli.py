@@ -452,7 +452,7 @@ def attach_pids(texts: list[str], children: bool) -> list[int]:
             pids.append(pid)
         if not children:
             continue
-        from tuidbg.dumpmany import descendants
+        from tuidbg.procread.proc import descendants
 
         for child in descendants(pid):
             try:

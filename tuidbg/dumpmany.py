@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 
 from tuidbg.launch import UsageError, check_pid
-from tuidbg.procread.proc import ROLE_VARS, exiting, parent_of, role_env, start_time
+from tuidbg.procread.proc import ROLE_VARS, descendants, exiting, parent_of, role_env, start_time
 
 HOST = os.uname().nodename
 
@@ -105,29 +105,6 @@ def _int_or(text: str):
         return int(text, 10)
     except ValueError:
         return text
-
-
-def descendants(pid: int) -> list[int]:
-    """Every descendant of ``pid``, depth first (each child's subtree after it), children by PID;
-    tuidbg itself (``tuidbg dump --children $$``) left out. From ``/proc/*/stat`` (psutil would do
-    the same, after 14 ms of importing itself)."""
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        ppid = parent_of(int(name))
-        if ppid is not None:
-            kids.setdefault(ppid, []).append(int(name))
-    out: list[int] = []
-    me = os.getpid()
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        below = sorted(c for c in kids.get(parent, ()) if c != me)
-        if parent != pid:
-            out.append(parent)
-        todo.extend(reversed(below))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

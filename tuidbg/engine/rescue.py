@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping
 
+from tuidbg.procread.proc import descendants
+
 log = logging.getLogger("tuidbg.engine")
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -348,20 +350,11 @@ def _stop_pending(pid: int) -> bool:
 
 def _born_below(roots: set[int], since: int) -> list[ProcInfo]:
     """The processes below ``roots`` (them included) born at ``since`` or later."""
-    infos: dict[int, ProcInfo] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (info := proc_info(int(name))) is not None:
-            infos[info.pid] = info
-    children: dict[int, list[int]] = {}
-    for info in infos.values():
-        children.setdefault(info.ppid, []).append(info.pid)
-    seen, todo = set(), [r for r in roots if r in infos]
-    while todo:
-        pid = todo.pop()
-        if pid not in seen:
-            seen.add(pid)
-            todo.extend(children.get(pid, ()))
-    return [infos[pid] for pid in seen if infos[pid].start_time >= since]
+    pids: set[int] = set()
+    for root in sorted(roots):  # (a parent before its children: a child's subtree is read once, with it)
+        if root not in pids:
+            pids |= {root, *descendants(root)}
+    return [info for pid in pids if (info := proc_info(pid)) is not None and info.start_time >= since]
 
 
 def wake_born(roots, since: int, calm: float = 0.3, timeout: float = 3.0) -> list[int]:

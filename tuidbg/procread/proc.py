@@ -5,6 +5,7 @@ starts).
 """
 
 import errno
+import os
 
 
 class ProcessGone(Exception):
@@ -128,3 +129,26 @@ def cmdline_of(pid):
             return [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
     except OSError:
         return []
+
+
+def descendants(pid):
+    """Every descendant of ``pid``, depth first (each child's subtree after it), children by PID;
+    tuidbg itself (``tuidbg dump --children $$``) left out. From ``/proc/*/stat`` (psutil would do
+    the same, after 14 ms of importing itself)."""
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        ppid = parent_of(int(name))
+        if ppid is not None:
+            kids.setdefault(ppid, []).append(int(name))
+    out: list[int] = []
+    me = os.getpid()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        below = sorted(c for c in kids.get(parent, ()) if c != me)
+        if parent != pid:
+            out.append(parent)
+        todo.extend(reversed(below))
+    return out
