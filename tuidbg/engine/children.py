@@ -400,20 +400,26 @@ class ChildProcesses(Extension):
             if passes:
                 await s.cmd(f"-interpreter-exec console {mi.quote('handle SIGSTOP pass')}", check=False)
 
-    async def _sent_by_gdb(self, iid: str, generation: int) -> bool:
-        """The signal of this stop was sent by gdb itself (its sender's PID, in the signal's information)."""
+    async def _siginfo(self, iid: str, generation: int, field: str) -> int | None:
+        """A field of the signal information of this stop's thread (``$_siginfo``), or None when the stop is
+        no longer the one asked about, or gdb cannot say."""
         s = self.session
         await asyncio.sleep(0)
         inf = s.state.find(iid)
-        if inf is None or inf.generation != generation or inf.stop is None or not s.gdb_pid():
-            return False
+        if inf is None or inf.generation != generation or inf.stop is None:
+            return None
         tid = inf.stop.thread_id
         try:
-            res = await s.cmd(f"-data-evaluate-expression {f'--thread {tid} ' if tid else ''}"
-                              "$_siginfo._sifields._kill.si_pid", check=False)
+            res = await s.cmd(f"-data-evaluate-expression {f'--thread {tid} ' if tid else ''}$_siginfo.{field}",
+                              check=False)
         except (EngineError, Timeout, GdbExited):
-            return False
-        if mi.to_int(res.get("value")) != s.gdb_pid():
+            return None
+        return mi.to_int(res.get("value"))
+
+    async def _sent_by_gdb(self, iid: str, generation: int) -> bool:
+        """The signal of this stop was sent by gdb itself (its sender's PID, in the signal's information)."""
+        gdb = self.session.gdb_pid()
+        if not gdb or await self._siginfo(iid, generation, "_sifields._kill.si_pid") != gdb:
             return False
         log.info("a SIGSTOP of gdb's own in %s, reported as the program's: gone on from", iid)
         return True
@@ -422,14 +428,8 @@ class ChildProcesses(Extension):
         """Whether the signal of this catch stop is one gdb is told to stop at (``handle SIGTERM stop``): the
         stop is then the user's, said as gdb says a signal's stop."""
         s = self.session
-        await asyncio.sleep(0)
-        inf = s.state.find(iid)
-        if inf is None or inf.generation != generation or inf.stop is None:
-            return False
-        tid = inf.stop.thread_id
-        res = await s.cmd(f"-data-evaluate-expression {f'--thread {tid} ' if tid else ''}$_siginfo.si_signo", check=False)
         try:
-            name = signal_module.Signals(mi.to_int(res.get("value")) or 0).name
+            name = signal_module.Signals(await self._siginfo(iid, generation, "si_signo") or 0).name
         except ValueError:
             return False
         stops, _, _ = (await s.signal_handling((name,))).get(name, (False, False, True))
