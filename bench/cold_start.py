@@ -7,6 +7,8 @@ Cases (each tool started afresh in every round, the tools taking turns, the orde
   Two moments: "paint", the tool's first frame on screen (tuidbg: its pane titles; gdb -tui: its source
   box), and "exited", the program's exit on screen ("exited normally": what the user acts on; the
   headline "first screen" figure).
+  Beside them, the floor of any Textual app: ``bench/programs/bare_textual.py`` (this venv's Python and
+  Textual, one line painted, nothing else), whose one line counts as both moments.
 - ``python``: a 5-line script stopped at its first line, on screen: ``tuidbg run --python PY -ex "break
   small.py:1" small.py`` against ``PY -m pudb small.py`` (pudb stops at the first line by itself; its
   welcome dialog is marked seen in a private config). PY is the peers' venv Python (pudb is installed
@@ -202,6 +204,10 @@ def case_tools(case: str, baselines: list[str], work: str) -> list[Tool]:
     if case == "true":
         tools.append(Tool("gdb -tui", ["gdb", "-q", "-tui", "-ex", "run", "/bin/true"],
                           {"paint": r"No Source Available|No process In:", "exited": r"exited normally"}))
+        # the floor of a Textual app's start: the design card's UI library painting one line, nothing else
+        tools.append(Tool("bare Textual app", [str(REPO / ".venv" / "bin" / "python"),
+                                                str(REPO / "bench" / "programs" / "bare_textual.py")],
+                          {"paint": r"bare Textual app", "exited": r"exited normally"}))
         for name, argv, env in tuidbg_cmds(baselines):
             # (as gdb -tui -ex run: no stop at main, where this tree's run has one)
             entry = ["--no-stop-at-entry"] if has_entry_stop(argv, env) else []
