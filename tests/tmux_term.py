@@ -34,14 +34,18 @@ class Tmux:
         self.tmux("send-keys", "-t", "e2e", *keys)
 
     def wait_for(self, text: str, timeout: float = 40.0) -> str:
+        return self.wait_until(lambda screen: text in screen, f"{text!r} never appeared", timeout)
+
+    def wait_until(self, ready, what: str, timeout: float = 40.0) -> str:
+        """The screen, once ``ready(screen)``; raises with ``what`` and the last screen if it never is."""
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
             screen = self.screen()
-            if text in screen:
+            if ready(screen):
                 return screen
             time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+        raise AssertionError(f"{what}; the screen was:\n{screen}")
 
     def title(self) -> str:
         return self.tmux("display-message", "-p", "-t", "e2e", "#{pane_title}", check=False).stdout.strip()

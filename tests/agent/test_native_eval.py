@@ -134,7 +134,9 @@ async def test_pyprint_and_watches_at_a_native_breakpoint(make_session, python, 
     for bp in list(s.state.breakpoints):
         await s.break_delete(bp.number)
     # 4. inside malloc (holding the GIL): Python would wait for the allocator's lock it holds; refused
-    await s.break_insert(function="malloc", condition="native_seen == 99")
+    # (in the main thread only: another thread may call malloc meanwhile, the agent's above all, and without
+    # a GIL, on 3.14t, at any moment)
+    await s.break_insert(function="malloc", condition="native_seen == 99", thread="1")
     await ctl.resume()
     st = await _native_stop(ctl, "malloc")
     assert "malloc" in st.frames[0].func
