@@ -15,8 +15,10 @@ from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
 import tuidbg.engine.pyagent.gate as gate
 from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PARENT
+import tuidbg.engine.pyagent.boot_thread as boot_thread
+from tuidbg.engine.pyagent.boot_thread import BootThread
 from tuidbg.engine.state import ProcessState
-from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
+from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_THREAD, INJECT_WORDS, AgentInfo
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -25,13 +27,15 @@ log = logging.getLogger("tuidbg.engine")
 LOADS_ANY = "it loads at the next Python line of any thread"
 LOADS_MAIN = "it loads when the main thread runs Python code"
 LOADS_LAST = "it loads at the next Python line of the thread that last ran Python"
+LOADS_THREAD = "it loads in a thread of its own as soon as no thread holds the GIL"
+LOADS_THREAD_FT = "it loads in a thread of its own"
 
 # _Py_DebugOffsets of 3.14 (8-byte words; tuidbg.gdbext.cpython_layouts, layout 14): the interpreter's
 # thread list, its GIL's last holder, a thread state's next.
 _DO_THREADS_HEAD, _DO_GIL_HOLDER, _DO_TSTATE_NEXT = 9, 19, 24
 
 
-class Injection(AgentBase):
+class Injection(BootThread, AgentBase):
     """Part of ``PyAgent`` (see the module's docstring)."""
 
     # -- attach: loading the agent into a running process ------------------------------------------
@@ -99,6 +103,8 @@ class Injection(AgentBase):
         sock, uid, gid = await self._socket_of_target(pid)
         version = await self._target_hexversion()
         why = "Python before 3.14 has no PEP 768 remote execution"
+        if await self._inject_own_thread(version, sock, link, say):
+            return
         if version is not None and version >= 0x030E0000:
             script = self._write_boot_script(pid, sock, uid, gid)
             ok, why = await self._inject_pep768(script, link)
@@ -113,6 +119,32 @@ class Injection(AgentBase):
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
                             message=LOADS_ANY if link.injection and link.injection[0] == "pending-any" else LOADS_MAIN)
         self._say_injected(link, say)
+
+    async def _inject_own_thread(self, version: int | None, sock: str, link: ProcLink, say: bool) -> bool:
+        """Where neither a pending call nor PEP 768 reaches a thread that runs Python, a booting thread of
+        its own (``boot_thread``): before 3.12 unless the main thread holds the GIL (its pending call then
+        runs before its next line), and in a free-threaded build. False (nothing changed) where it is not
+        for this interpreter or cannot be done; then the other ways are taken."""
+        if version is not None and 0x030C0000 <= version < 0x030E0000:
+            return False  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
+        gil = await self.gil_holder()
+        if gil.get("status") != "ok":
+            log.info("no booting thread in %s: the GIL's state is not readable (%s)", link.pid, gil.get("reason"))
+            return False
+        free = bool(gil.get("free_threaded"))
+        if version is not None and version >= 0x030E0000 and not free:
+            return False  # (3.14 with a GIL: PEP 768 in the thread that last held it)
+        if not free and gil.get("locked") and gil.get("holder_lwp") == link.pid:
+            return False  # (the main thread holds the GIL: its pending call runs at its next line)
+        try:
+            await self._inject_thread(self._boot_code(sock), link)
+        except EngineError as exc:
+            log.info("no booting thread in %s (%s); the other ways", link.pid, exc)
+            return False
+        link.info = replace(link.info, status="waiting", inject=INJECT_THREAD, inject_note=None,
+                            message=LOADS_THREAD_FT if free else LOADS_THREAD)
+        self._say_injected(link, say)
+        return True
 
     async def _switch_inferior(self, iid: str) -> None:
         """gdb's current inferior becomes ``iid`` (and its thread the selected one). Not MI's --thread-group
@@ -185,7 +217,13 @@ class Injection(AgentBase):
             try:
                 if iid and len(self._links) > 1:
                     await self._switch_inferior(iid)
-                if kind in ("pending", "pending-any"):
+                if kind == "thread":
+                    # The booting thread: ends at its gate without Python if it has not passed it yet, and
+                    # runs a statement that does nothing if it has.
+                    await s.cmd(f"-data-write-memory-bytes {addr + boot_thread.GATE:#x} "
+                                f"{struct.pack('<i', boot_thread.GATE_CANCELLED).hex()}")
+                    await s.cmd(f"-data-write-memory-bytes {addr + boot_thread.SRC_OFFSET:#x} {b'pass'.hex()}00")
+                elif kind in ("pending", "pending-any"):
                     # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
                     await s.cmd(f"-data-write-memory-bytes {addr:#x} {b'pass'.hex()}00")
                 elif kind == "pep768":

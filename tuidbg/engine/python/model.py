@@ -344,7 +344,9 @@ class AgentStop:
 # How ``tuidbg attach`` loaded the agent into the process.
 INJECT_PEP768 = "pep768"  # 3.14+: the PEP 768 fields of the main thread state (what sys.remote_exec writes)
 INJECT_PENDING = "pending-call"  # gdb inferior calls: Py_AddPendingCall(PyRun_SimpleString, page)
+INJECT_THREAD = "thread"  # 3.9-3.11, free-threaded: gdb makes the program start a thread that boots it
 INJECT_WORDS = {
+    INJECT_THREAD: "through a thread of its own (gdb's inferior call to pthread_create)",
     INJECT_PEP768: "through PEP 768 remote execution (the fields sys.remote_exec writes)",
     INJECT_PENDING: "through gdb (an inferior call to Py_AddPendingCall)",
 }
