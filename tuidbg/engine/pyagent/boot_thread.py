@@ -41,15 +41,25 @@ log = logging.getLogger("tuidbg.engine")
 PAGE = 4096
 # The data page (after the code's): pthread_create's thread id, the gate, the gate's sleep, the source.
 TID, GATE, SLEEP, SRC_OFFSET = 0, 8, 16, 32
-GATE_OPEN, GATE_CANCELLED = 1, 2
+# The gate: closed while gdb prepares; open (the program stopped: the load happens once it runs on);
+# cancelled (tuidbg let go first: nothing runs); claimed by whichever of the thread and the main
+# thread's pending call took the load first (the other one then does nothing).
+GATE_CLOSED, GATE_OPEN, GATE_CANCELLED, GATE_CLAIMED = 0, 1, 2, 3
 FRAME_DEPTH = 64
 
-# The thread's start routine (x86-64, System V; the stack 16-byte aligned at each call). It waits at the
-# gate until gdb opens it (the program stopped: it boots once the program runs on, as the other ways
-# do) or cancels it (tuidbg detached first: the thread ends without running any Python). Each callee
-# is called through its absolute address in the table after the code (``call [rip+disp32]``).
+# The thread's start routine and the pending call's function (x86-64, System V; the stack 16-byte
+# aligned at each call). The routine waits at the gate while it is closed; once it holds the GIL it
+# claims the load (``lock cmpxchg``: open -> claimed) and runs the boot, unless the main thread's pending
+# call claimed it first. The pending call (3.9-3.11: a main thread that runs Python takes the load
+# before its next line, as before) claims it the same way. Each callee is called through its absolute
+# address in the table after the code (``call [rip+disp32]``).
 _CALLEES = ("pthread_self", "pthread_detach", "nanosleep", "PyGILState_Ensure", "PyRun_SimpleString",
             "PyGILState_Release")
+_CLAIM = (
+    b"\xb8" + struct.pack("<i", GATE_OPEN),  # mov eax, GATE_OPEN
+    b"\xb9" + struct.pack("<i", GATE_CLAIMED),  # mov ecx, GATE_CLAIMED
+    ("data", b"\xf0\x0f\xb1\x0d", GATE),  # lock cmpxchg [gate], ecx    (ZF: claimed here)
+)
 _X86_64 = (
     b"\x53",  # push rbx
     b"\x41\x54",  # push r12
@@ -68,11 +78,14 @@ _X86_64 = (
     ("jump", b"\xeb", "wait"),  # jmp wait
     ("label", "open"),
     b"\x83\xf8" + bytes([GATE_OPEN]),  # cmp eax, GATE_OPEN
-    ("jump", b"\x75", "out"),  # jne out                     (cancelled)
+    ("jump", b"\x75", "out"),  # jne out                     (cancelled, or claimed already)
     ("call", 3),  # PyGILState_Ensure()
     b"\x41\x89\xc4",  # mov r12d, eax                (its state)
+    *_CLAIM,
+    ("jump", b"\x75", "release"),  # jne release           (the pending call had it)
     b"\x48\x89\xdf",  # mov rdi, rbx
     ("call", 4),  # PyRun_SimpleString(source)
+    ("label", "release"),
     b"\x44\x89\xe7",  # mov edi, r12d
     ("call", 5),  # PyGILState_Release(state)
     ("label", "out"),
@@ -80,6 +93,15 @@ _X86_64 = (
     b"\x48\x83\xc4\x08",  # add rsp, 8
     b"\x41\x5c",  # pop r12
     b"\x5b",  # pop rbx
+    b"\xc3",  # ret
+    ("label", "pending"),  # int pending(void *source): run by the main thread, with the GIL
+    b"\x48\x83\xec\x08",  # sub rsp, 8
+    *_CLAIM,
+    ("jump", b"\x75", "skip"),  # jne skip                  (the thread had it, or cancelled)
+    ("call", 4),  # PyRun_SimpleString(source)    (rdi: the source still)
+    ("label", "skip"),
+    b"\x31\xc0",  # xor eax, eax                 (0: a pending call that fails ends the main thread)
+    b"\x48\x83\xc4\x08",  # add rsp, 8
     b"\xc3",  # ret
 )
 
@@ -105,9 +127,19 @@ def _size(ins) -> int:
     return sizes[ins[0]] if ins[0] in sizes else len(ins[1]) + 4
 
 
+def pending_offset() -> int:
+    """Where the pending call's function is in the code page."""
+    at = 0
+    for ins in _X86_64:
+        if ins == ("label", "pending"):
+            return at
+        at += _size(ins)
+    raise AssertionError("no pending label")
+
+
 def start_routine() -> bytes:
-    """The start routine's bytes, at the start of the code page (the data page follows it), without the
-    callees' table (``callee_table``)."""
+    """The code page's instructions (the start routine at its start, the pending call's function at
+    ``pending_offset()``; the data page follows it), without the callees' table (``callee_table``)."""
     at, labels = 0, {}
     for ins in _X86_64:
         if isinstance(ins, tuple) and ins[0] == "label":
@@ -144,9 +176,9 @@ def unsafe_frame(frames) -> str | None:
 class BootThread(AgentBase):
     """Part of ``PyAgent`` (see the module's docstring)."""
 
-    async def _inject_thread(self, source: str, link: ProcLink) -> None:
-        """Start the booting thread in the selected process (raises EngineError, the process untouched,
-        where it cannot)."""
+    async def _inject_thread(self, source: str, link: ProcLink, main_too: bool) -> None:
+        """Start the booting thread in the selected process, and with ``main_too`` queue the main thread's
+        pending call beside it (raises EngineError, the process untouched, where it cannot)."""
         s = self._session()
         code = source.encode() + b"\0"
         if len(code) > PAGE - SRC_OFFSET:
@@ -155,7 +187,7 @@ class BootThread(AgentBase):
         if r.cls != "done":
             raise EngineError("its start routine is x86-64 machine code, and this is not x86-64")
         addrs = {}
-        for name in (*_CALLEES, "pthread_create", "Py_IsInitialized", "mmap", "mprotect"):
+        for name in (*_CALLEES, "pthread_create", "Py_IsInitialized", "Py_AddPendingCall", "mmap", "mprotect"):
             r = await s.cmd(f'-data-evaluate-expression "(long)&{name}"', check=False)
             addr = mi.to_int(r.get("value")) if r.cls == "done" else None
             if not addr:
@@ -208,7 +240,14 @@ class BootThread(AgentBase):
                     await s.cmd("-break-enable " + " ".join(user), check=False)
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError(f"pthread_create in the program failed (error {r.get('value')})")
-            # (the program is stopped: the thread boots the agent once it runs on)
+            if main_too:
+                # (a moment's lock at most, and a plain read of the runtime: only the calling thread runs)
+                await s.cmd("-gdb-set scheduler-locking on", check=False)
+                r = await s.cmd(on + mi.quote(f"((int(*)(void*,void*))Py_AddPendingCall)((void*){page + pending_offset():#x},"
+                                              f"(void*){data + SRC_OFFSET:#x})"), timeout=30)
+                if mi.to_int(r.get("value")) != 0:
+                    log.info("no pending call beside the booting thread in %s: its queue is full", link.pid)
+            # (the program is stopped: the load happens once it runs on)
             await s.cmd(f"-data-write-memory-bytes {data + GATE:#x} {struct.pack('<i', GATE_OPEN).hex()}")
             link.injection = ("thread", data, self._inferior_of(link))
         except MIError as exc:

@@ -18,7 +18,7 @@ from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PAR
 import tuidbg.engine.pyagent.boot_thread as boot_thread
 from tuidbg.engine.pyagent.boot_thread import BootThread
 from tuidbg.engine.state import ProcessState
-from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_THREAD, INJECT_WORDS, AgentInfo
+from tuidbg.engine.python.model import INJECT_MAIN_OR_THREAD, INJECT_PENDING, INJECT_PEP768, INJECT_THREAD, INJECT_WORDS, AgentInfo
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -27,8 +27,9 @@ log = logging.getLogger("tuidbg.engine")
 LOADS_ANY = "it loads at the next Python line of any thread"
 LOADS_MAIN = "it loads when the main thread runs Python code"
 LOADS_LAST = "it loads at the next Python line of the thread that last ran Python"
-LOADS_THREAD = "it loads in a thread of its own as soon as no thread holds the GIL"
-LOADS_THREAD_FT = "it loads in a thread of its own"
+LOADS_MAIN_OR_THREAD = ("it loads at the main thread's next Python line, or in a thread of its own as soon as "
+                        "no thread holds the GIL")
+LOADS_THREAD = "it loads in a thread of its own"
 
 # _Py_DebugOffsets of 3.14 (8-byte words; tuidbg.gdbext.cpython_layouts, layout 14): the interpreter's
 # thread list, its GIL's last holder, a thread state's next.
@@ -125,24 +126,22 @@ class Injection(BootThread, AgentBase):
         its own (``boot_thread``): before 3.12 unless the main thread holds the GIL (its pending call then
         runs before its next line), and in a free-threaded build. False (nothing changed) where it is not
         for this interpreter or cannot be done; then the other ways are taken."""
-        if version is not None and 0x030C0000 <= version < 0x030E0000:
-            return False  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
-        gil = await self.gil_holder()
-        if gil.get("status") != "ok":
-            log.info("no booting thread in %s: the GIL's state is not readable (%s)", link.pid, gil.get("reason"))
-            return False
-        free = bool(gil.get("free_threaded"))
-        if version is not None and version >= 0x030E0000 and not free:
-            return False  # (3.14 with a GIL: PEP 768 in the thread that last held it)
-        if not free and gil.get("locked") and gil.get("holder_lwp") == link.pid:
-            return False  # (the main thread holds the GIL: its pending call runs at its next line)
+        old = version is None or version < 0x030C0000
+        if not old:
+            if version < 0x030E0000:
+                return False  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
+            gil = await self.gil_holder()
+            if not gil.get("free_threaded"):
+                return False  # (3.14 with a GIL: PEP 768 in the thread that last held it)
         try:
-            await self._inject_thread(self._boot_code(sock), link)
+            # (3.9-3.11: the main thread's pending call beside it, whichever runs Python first: a main thread
+            # that runs Python loads the agent before its next line, as before)
+            await self._inject_thread(self._boot_code(sock), link, main_too=old)
         except EngineError as exc:
             log.info("no booting thread in %s (%s); the other ways", link.pid, exc)
             return False
-        link.info = replace(link.info, status="waiting", inject=INJECT_THREAD, inject_note=None,
-                            message=LOADS_THREAD_FT if free else LOADS_THREAD)
+        link.info = replace(link.info, status="waiting", inject=INJECT_MAIN_OR_THREAD if old else INJECT_THREAD,
+                            inject_note=None, message=LOADS_MAIN_OR_THREAD if old else LOADS_THREAD)
         self._say_injected(link, say)
         return True
 
@@ -218,11 +217,14 @@ class Injection(BootThread, AgentBase):
                 if iid and len(self._links) > 1:
                     await self._switch_inferior(iid)
                 if kind == "thread":
-                    # The booting thread: ends at its gate without Python if it has not passed it yet, and
-                    # runs a statement that does nothing if it has.
-                    await s.cmd(f"-data-write-memory-bytes {addr + boot_thread.GATE:#x} "
-                                f"{struct.pack('<i', boot_thread.GATE_CANCELLED).hex()}")
-                    await s.cmd(f"-data-write-memory-bytes {addr + boot_thread.SRC_OFFSET:#x} {b'pass'.hex()}00")
+                    # The booting thread ends at its gate, and the pending call beside it does nothing (one that
+                    # claimed the load already is under way: it finds no debugger and says so on stderr).
+                    gate = addr + boot_thread.GATE
+                    r = await s.cmd(f"-data-read-memory-bytes {gate:#x} 4")
+                    now = int.from_bytes(bytes.fromhex(mi.as_list(r.get("memory"))[0]["contents"]), "little")
+                    if now != boot_thread.GATE_CLAIMED:
+                        await s.cmd(f"-data-write-memory-bytes {gate:#x} "
+                                    f"{struct.pack('<i', boot_thread.GATE_CANCELLED).hex()}")
                 elif kind in ("pending", "pending-any"):
                     # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
                     await s.cmd(f"-data-write-memory-bytes {addr:#x} {b'pass'.hex()}00")
