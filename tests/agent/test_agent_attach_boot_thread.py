@@ -26,11 +26,6 @@ BLOCKED = PROGRAMS / "py" / "blocked_main.py"
 PYTHONS = [*pyenv_params(("3.9", "3.10", "3.11")), debian_py311_param(), cpython314_param("3.14t")]
 
 
-def _inject(python) -> str:
-    """3.14t: the thread alone; before 3.12, the main thread's pending call beside it."""
-    return "thread" if "3.14" in str(python) else "pending-call+thread"
-
-
 def _ran_on_unharmed(proc) -> None:
     """The program answers a line as it would have without tuidbg, and ends with 0."""
     assert proc.poll() is None
@@ -47,7 +42,7 @@ async def test_a_thread_of_its_own_loads_the_agent_while_main_is_blocked_in_c(ma
         s = await make_session(mode="attach", pid=proc.pid, agent=True, python_target=True)
         ctl = pyagent.controller(s)
         await s.launch()
-        assert ctl.info.inject == _inject(python)
+        assert ctl.info.inject == "pending-call+thread"
         assert "in a thread of its own" in ctl.info.message
         body = line_of(BLOCKED, "work_body")
         bp = await ctl.add_breakpoint(str(BLOCKED), body)
@@ -73,7 +68,7 @@ async def test_detached_before_it_ran_the_thread_ends_without_python(make_sessio
         s = await make_session(mode="attach", pid=proc.pid, agent=True, python_target=True)
         ctl = pyagent.controller(s)
         await s.launch()
-        assert ctl.info.inject == _inject(python)
+        assert ctl.info.inject == "pending-call+thread"
         assert len(_tasks(proc.pid)) == len(before) + 1  # (waiting at its gate)
         await s.close()  # (detaches: the gate says cancelled)
         deadline = time.monotonic() + 30

@@ -3,7 +3,8 @@
 3.14 gets the agent through PEP 768 remote execution (the fields ``sys.remote_exec`` writes,
 tests/test_agent.py checks that); a process started with remote debugging switched off
 (``PYTHON_DISABLE_REMOTE_DEBUG=1`` or ``-X disable-remote-debug``) gets it through gdb's pending
-call instead. 3.14t gets it through a thread of its own that gdb makes it start (issue 30 item 13:
+call instead. 3.14t gets it through a thread of its own that gdb makes it start, beside the main
+thread's pending call (issue 30 item 13:
 PEP 768 reaches one thread state only, which may never run Python again; the thread needs none of
 PEP 768's fields either way). The engine records the path and the reason, the log and the UI's
 console say it.
@@ -50,9 +51,10 @@ async def test_attach_says_which_path_loaded_the_agent(make_session, python, how
         await s.launch()
         inject = ctl.info.inject
         if python == cpython314("3.14t"):
-            assert (ctl.info.inject, ctl.info.inject_note) == ("thread", None)
-            words = (f"Python agent injected into process {proc.pid} through a thread of its own"
-                     " (gdb's inferior call to pthread_create)")
+            assert (ctl.info.inject, ctl.info.inject_note) == ("pending-call+thread", None)
+            words = (f"Python agent injected into process {proc.pid} through gdb: the main thread's pending call or"
+                     " a thread of its own, whichever runs Python first (inferior calls to Py_AddPendingCall and"
+                     " pthread_create)")
         elif how == "allowed":
             assert (ctl.info.inject, ctl.info.inject_note) == ("pep768", None)
             words = (f"Python agent injected into process {proc.pid} through PEP 768 remote execution"
@@ -99,7 +101,7 @@ async def test_tui_console_says_which_path_loaded_the_agent(build, how, tmp_path
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
         async with app.run_test(size=(160, 48)) as pilot:
             await until_stopped(pilot)
-            path = ("through a thread of its own" if build == "3.14t" else
+            path = ("through gdb: the main thread's pending call or a thread of its own" if build == "3.14t" else
                     "through PEP 768 remote execution" if how == "allowed" else "through gdb (an inferior call")
             line = f"python agent: Python agent injected into process {proc.pid} {path}"
             await until(pilot, lambda: line in log_text(app, "console-log"), 20, "the console's line")

@@ -174,7 +174,7 @@ async def test_every_thread_blocked_in_c_with_the_gil_free(interp):
             await _continue(pilot, app)
             ctl = pyagent.controller(app.session)
             if at_once:
-                assert ctl.info.inject in ("thread", "pending-call+thread")
+                assert ctl.info.inject == "pending-call+thread"
                 await until(pilot, lambda: ctl.info.connected and "● running" in _status_row(app), 30,
                             "the agent loaded while main is still blocked")
                 assert "wait" not in _status_row(app)

@@ -1,5 +1,5 @@
 """Loading the agent at attach through a thread of its own (``tuidbg attach``, issue 30 item 13): for
-CPython 3.9-3.11 while the main thread does not hold the GIL, and for a free-threaded build.
+CPython 3.9-3.11 and a free-threaded build, beside the main thread's pending call.
 
 Why: before 3.12 a pending call runs only in the main thread, and a free-threaded 3.14's PEP 768 request
 runs only in the thread state it is written into. A program whose main thread is blocked in C (a join, a
@@ -44,21 +44,30 @@ TID, GATE, SLEEP, SRC_OFFSET = 0, 8, 16, 32
 # The gate: closed while gdb prepares; open (the program stopped: the load happens once it runs on);
 # cancelled (tuidbg let go first: nothing runs); claimed by whichever of the thread and the main
 # thread's pending call took the load first (the other one then does nothing).
-GATE_CLOSED, GATE_OPEN, GATE_CANCELLED, GATE_CLAIMED = 0, 1, 2, 3
+GATE_CLOSED, GATE_OPEN, GATE_CANCELLED, GATE_CLAIMED, GATE_DONE = 0, 1, 2, 3, 4
 FRAME_DEPTH = 64
+# The main thread waits for the thread's boot at most this many 10 ms sleeps (5 s): a boot that needs
+# something the main thread holds (a module it is importing) goes on once it has gone on.
+MAIN_WAITS = 500
 
 # The thread's start routine and the pending call's function (x86-64, System V; the stack 16-byte
 # aligned at each call). The routine waits at the gate while it is closed; once it holds the GIL it
-# claims the load (``lock cmpxchg``: open -> claimed) and runs the boot, unless the main thread's pending
-# call claimed it first. The pending call (3.9-3.11: a main thread that runs Python takes the load
-# before its next line, as before) claims it the same way. Each callee is called through its absolute
-# address in the table after the code (``call [rip+disp32]``).
+# claims the load (``lock cmpxchg``: open -> claimed), runs the boot and says done, unless the main
+# thread's pending call claimed it first. The pending call claims it the same way (a main thread that
+# runs Python loads the agent before its next line, as a pending call alone did); where the thread has
+# it, the main thread waits for the boot's end without the GIL (``PyEval_SaveThread``): its next line
+# comes after the agent is in place either way, as when it ran the boot itself. Each callee is called
+# through its absolute address in the table after the code (``call [rip+disp32]``).
 _CALLEES = ("pthread_self", "pthread_detach", "nanosleep", "PyGILState_Ensure", "PyRun_SimpleString",
-            "PyGILState_Release")
+            "PyGILState_Release", "PyEval_SaveThread", "PyEval_RestoreThread")
 _CLAIM = (
     b"\xb8" + struct.pack("<i", GATE_OPEN),  # mov eax, GATE_OPEN
     b"\xb9" + struct.pack("<i", GATE_CLAIMED),  # mov ecx, GATE_CLAIMED
     ("data", b"\xf0\x0f\xb1\x0d", GATE),  # lock cmpxchg [gate], ecx    (ZF: claimed here)
+)
+_DONE = (
+    b"\xb9" + struct.pack("<i", GATE_DONE),  # mov ecx, GATE_DONE
+    ("data", b"\x89\x0d", GATE),  # mov [gate], ecx
 )
 _X86_64 = (
     b"\x53",  # push rbx
@@ -85,6 +94,7 @@ _X86_64 = (
     ("jump", b"\x75", "release"),  # jne release           (the pending call had it)
     b"\x48\x89\xdf",  # mov rdi, rbx
     ("call", 4),  # PyRun_SimpleString(source)
+    *_DONE,
     ("label", "release"),
     b"\x44\x89\xe7",  # mov edi, r12d
     ("call", 5),  # PyGILState_Release(state)
@@ -95,13 +105,38 @@ _X86_64 = (
     b"\x5b",  # pop rbx
     b"\xc3",  # ret
     ("label", "pending"),  # int pending(void *source): run by the main thread, with the GIL
+    b"\x53",  # push rbx
+    b"\x41\x54",  # push r12
     b"\x48\x83\xec\x08",  # sub rsp, 8
     *_CLAIM,
-    ("jump", b"\x75", "skip"),  # jne skip                  (the thread had it, or cancelled)
+    ("jump", b"\x75", "lost"),  # jne lost
     ("call", 4),  # PyRun_SimpleString(source)    (rdi: the source still)
-    ("label", "skip"),
+    *_DONE,
+    ("jump", b"\xeb", "done"),  # jmp done
+    ("label", "lost"),
+    b"\x83\xf8" + bytes([GATE_CLAIMED]),  # cmp eax, GATE_CLAIMED      (eax: the gate, from cmpxchg)
+    ("jump", b"\x75", "done"),  # jne done                  (done already, or cancelled)
+    ("call", 6),  # PyEval_SaveThread()           (the thread's boot under way: wait without the GIL)
+    b"\x48\x89\xc3",  # mov rbx, rax
+    b"\x41\xbc" + struct.pack("<i", MAIN_WAITS),  # mov r12d, MAIN_WAITS
+    ("label", "booting"),
+    ("data", b"\x8b\x05", GATE),  # mov eax, [gate]
+    b"\x83\xf8" + bytes([GATE_CLAIMED]),  # cmp eax, GATE_CLAIMED
+    ("jump", b"\x75", "back"),  # jne back
+    b"\x41\xff\xcc",  # dec r12d
+    ("jump", b"\x74", "back"),  # jz back                  (bounded: see MAIN_WAITS)
+    ("data", b"\x48\x8d\x3d", SLEEP),  # lea rdi, [sleep]
+    b"\x31\xf6",  # xor esi, esi
+    ("call", 2),  # nanosleep(&sleep, NULL)
+    ("jump", b"\xeb", "booting"),  # jmp booting
+    ("label", "back"),
+    b"\x48\x89\xdf",  # mov rdi, rbx
+    ("call", 7),  # PyEval_RestoreThread(state)
+    ("label", "done"),
     b"\x31\xc0",  # xor eax, eax                 (0: a pending call that fails ends the main thread)
     b"\x48\x83\xc4\x08",  # add rsp, 8
+    b"\x41\x5c",  # pop r12
+    b"\x5b",  # pop rbx
     b"\xc3",  # ret
 )
 

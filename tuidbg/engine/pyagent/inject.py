@@ -18,7 +18,7 @@ from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PAR
 import tuidbg.engine.pyagent.boot_thread as boot_thread
 from tuidbg.engine.pyagent.boot_thread import BootThread
 from tuidbg.engine.state import ProcessState
-from tuidbg.engine.python.model import INJECT_MAIN_OR_THREAD, INJECT_PENDING, INJECT_PEP768, INJECT_THREAD, INJECT_WORDS, AgentInfo
+from tuidbg.engine.python.model import INJECT_MAIN_OR_THREAD, INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -29,7 +29,7 @@ LOADS_MAIN = "it loads when the main thread runs Python code"
 LOADS_LAST = "it loads at the next Python line of the thread that last ran Python"
 LOADS_MAIN_OR_THREAD = ("it loads at the main thread's next Python line, or in a thread of its own as soon as "
                         "no thread holds the GIL")
-LOADS_THREAD = "it loads in a thread of its own"
+LOADS_THREAD = "it loads in a thread of its own, or at the main thread's next Python line"
 
 # _Py_DebugOffsets of 3.14 (8-byte words; tuidbg.gdbext.cpython_layouts, layout 14): the interpreter's
 # thread list, its GIL's last holder, a thread state's next.
@@ -134,14 +134,14 @@ class Injection(BootThread, AgentBase):
             if not gil.get("free_threaded"):
                 return False  # (3.14 with a GIL: PEP 768 in the thread that last held it)
         try:
-            # (3.9-3.11: the main thread's pending call beside it, whichever runs Python first: a main thread
-            # that runs Python loads the agent before its next line, as before)
-            await self._inject_thread(self._boot_code(sock), link, main_too=old)
+            # (the main thread's pending call beside it, whichever runs Python first: a main thread that runs
+            # Python loads the agent before its next line, as a pending call alone did)
+            await self._inject_thread(self._boot_code(sock), link, main_too=True)
         except EngineError as exc:
             log.info("no booting thread in %s (%s); the other ways", link.pid, exc)
             return False
-        link.info = replace(link.info, status="waiting", inject=INJECT_MAIN_OR_THREAD if old else INJECT_THREAD,
-                            inject_note=None, message=LOADS_MAIN_OR_THREAD if old else LOADS_THREAD)
+        link.info = replace(link.info, status="waiting", inject=INJECT_MAIN_OR_THREAD, inject_note=None,
+                            message=LOADS_MAIN_OR_THREAD if old else LOADS_THREAD)
         self._say_injected(link, say)
         return True
 
