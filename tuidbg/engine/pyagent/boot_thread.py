@@ -49,6 +49,9 @@ FRAME_DEPTH = 64
 # The main thread waits for the thread's boot at most this many 10 ms sleeps (5 s): a boot that needs
 # something the main thread holds (a module it is importing) goes on once it has gone on.
 MAIN_WAITS = 500
+# The thread gives up at a gate still closed after this many 10 ms sleeps of the program running (gdb
+# opens it while the program is stopped, right after the call: closed later, gdb died in between).
+CLOSED_WAITS = 500
 
 # The thread's start routine and the pending call's function (x86-64, System V; the stack 16-byte
 # aligned at each call). The routine waits at the gate while it is closed; once it holds the GIL it
@@ -77,10 +80,13 @@ _X86_64 = (
     ("call", 0),  # pthread_self()
     b"\x48\x89\xc7",  # mov rdi, rax
     ("call", 1),  # pthread_detach(self)
+    b"\x41\xbc" + struct.pack("<i", CLOSED_WAITS),  # mov r12d, CLOSED_WAITS
     ("label", "wait"),
     ("data", b"\x8b\x05", GATE),  # mov eax, [gate]
     b"\x85\xc0",  # test eax, eax
     ("jump", b"\x75", "open"),  # jnz open
+    b"\x41\xff\xcc",  # dec r12d
+    ("jump", b"\x74", "out"),  # jz out                      (gdb gone before it opened the gate)
     ("data", b"\x48\x8d\x3d", SLEEP),  # lea rdi, [sleep]
     b"\x31\xf6",  # xor esi, esi
     ("call", 2),  # nanosleep(&sleep, NULL)

@@ -1,7 +1,8 @@
 """Loading the agent into a running process (``tuidbg attach``): the boot script, PEP 768
 (``sys.remote_exec``) where the interpreter allows it, else a pending call through gdb, each through
-a thread that runs Python where the version allows (3.12+: not only the main thread, which may be
-blocked in C: a join, a lock, a read); and
+a thread that runs Python (not only the main thread, which may be blocked in C: a join, a lock, a
+read): 3.12/3.13, the interpreter's pending calls; 3.14, PEP 768 in the GIL's last holder; before 3.12
+and on 3.14t, a thread of its own beside the main thread's pending call (``boot_thread``); and
 wrapping the session's detach so that the agent is off first."""
 
 from __future__ import annotations
