@@ -37,7 +37,7 @@ from helpers import DEBIAN_PY311, PROGRAMS, line_of
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from textual import events
-from ui_helpers import close_left_session, make_app, until
+from ui_helpers import close_left_session, make_app, screen_rows, until
 
 from faults.procs import wait_until
 from tuidbg.engine.state import ProcessState
@@ -157,7 +157,10 @@ class AppThread:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 60
         while app.is_running and not app.state.is_stopped:
-            assert loop.time() < deadline, "timed out after 60s waiting for the program to stop again"
+            assert loop.time() < deadline, (
+                f"timed out after 60s waiting for the program to stop again: {app.state.process.name}, "
+                f"python {app.state.python.transient=} {app.state.python.stop_pending=}; focused {app.focused!r}, "
+                f"screens {app.screen_stack!r}; the screen's rows: {[r for r in screen_rows(app) if r.strip()][-4:]}")
             if app.state.process is ProcessState.RUNNING:
                 await pilot.press("ctrl+c")
             pause_end = loop.time() + 2
