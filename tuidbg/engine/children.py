@@ -12,6 +12,11 @@ program forks under the debugger (its multi-inferior support: ``detach-on-fork o
 - ``all``: every child stays;
 - ``none``: gdb's default, children are detached at the fork.
 
+A child is let go while it is stopped at its exec (``python``: an internal ``catch exec``; the session goes
+on from that stop unseen). Detached as it ran on, it raced gdb: a shell forks at once, and gdb 13, asked to
+detach a process whose fork it was still following, now and then kept the new child as a process of its own
+(shown let go, with no reason) or failed an internal check and exited (code 1), ending the session.
+
 gdb runs all-stop: a stop in any process stops every process, and ``continue`` resumes them all,
 so the job waits as one while the user looks at one rank or worker, and no other process runs on
 and times out meanwhile. A stop selects its process. A child's exit stops everything too (gdb's
@@ -128,6 +133,8 @@ class ChildProcesses(Extension):
         self._catch_times = 0  # its hits so far
         self._catch_gen = -1  # the generation of the stop it made last
         self._catch_pending = False
+        self._exec_catch: str | None = None  # the catchpoint of a child's exec (policy python)
+        self._exec_times = 0  # its hits so far
 
     @property
     def active(self) -> bool:
@@ -166,6 +173,29 @@ class ChildProcesses(Extension):
         session.stop_hooks.append(self._stop_hook)
         if not self.config.remote:
             await self._catch_signals()
+            if self.policy == "python":
+                await self._catch_execs()
+
+    async def _catch_execs(self) -> None:
+        """gdb stops at each exec (an internal catchpoint): a child that became another program is let go
+        while it is stopped there (``_after_exec``), before it can fork or exit."""
+        s = self.session
+        if not s.gdbext_loaded:  # (its condition is gdbext's: without it, a child is let go as it runs)
+            return
+        res = await s.cmd(f"-interpreter-exec console {mi.quote('catch exec')}", check=False)
+        m = re.search(r"Catchpoint (\d+) \(exec\)", res.console_text() if res.cls == "done" else "")
+        if m is None:
+            log.info("gdb cannot catch exec (%s): children are let go as they run", res.get("msg"))
+            return
+        # Only a child that is no longer Python stops: gdb 13 resuming a Python child (multiprocessing's
+        # spawn, a vfork's child) from a stop at its exec crashed it now and then (SIGSEGV in ld.so).
+        cond = await s.cmd(f"-break-condition {m.group(1)} $_tuidbg_exec_lets_go()", check=False)
+        if cond.cls != "done":
+            await s.cmd(f"-break-delete {m.group(1)}", check=False)
+            log.info("cannot make the exec catchpoint conditional (%s): children are let go as they run", cond.get("msg"))
+            return
+        self._exec_catch, self._exec_times = m.group(1), 0
+        s.set_state(mark_internal(s.state, m.group(1)))
 
     # -- what each process is ------------------------------------------------------------------
 
@@ -221,13 +251,61 @@ class ChildProcesses(Extension):
         inf = next((x for x in st.inferiors if x.pid == pid), None)
         if inf is None:
             return
-        if self.policy == "python" and inf.id != st.inferiors[0].id and not is_python_program(program):
-            self._spawn(self._let_go(inf.id, program))
+        if self._lets_go(st, inf.id, program):
+            if self._exec_catch is not None and st.breakpoint(self._exec_catch) is not None:
+                # (the exec's stop follows: _after_exec lets it go there, stopped)
+                self.session.set_state(st.with_inferior(inf.id, executable=program))
+            else:
+                self._spawn(self._let_go(inf.id, program))
         else:
             self.session.set_state(st.with_inferior(inf.id, executable=program, cmdline=tuple(cmdline_of(pid))))
 
+    def _lets_go(self, st: DebuggerState, iid: str, program: str) -> bool:
+        """A child that became ``program`` is let go (policy python: it is not Python)."""
+        return self.policy == "python" and iid != st.inferiors[0].id and not is_python_program(program)
+
+    def _exec_stop(self, st: DebuggerState) -> bool:
+        """This stop is a process's exec, at the internal catchpoint."""
+        inf = st.find(st.stopped_inferior)
+        stop = inf.stop if inf is not None else None
+        return (self._exec_catch is not None and stop is not None and stop.reason == "exec"
+                and (stop.bkptno or "") == self._exec_catch)
+
+    async def _after_exec(self, iid: str, generation: int, program: str) -> None:
+        """At a process's exec: a child that is no longer Python is let go, stopped as it is; then every
+        process goes on (the stop is not the user's)."""
+        s = self.session
+        try:
+            await asyncio.sleep(0)  # (the stop's state is set once the hooks have run)
+            st = s.state
+            inf = st.find(iid)
+            if inf is None or inf.generation != generation or st.stopped_inferior != iid:
+                if self._going_on == 1 and st.python.transient and not (self._unseen(st) or self._caught(st)):
+                    s.set_state(st.with_python(transient=False))  # (something else came since: to be seen)
+                return
+            if program and self._lets_go(st, iid, program):
+                await self._let_go(iid, program)
+            st = s.state
+            stopped = [x for x in st.live_inferiors() if x.process is ProcessState.STOPPED]
+            if not stopped:
+                if st.python.transient and self._going_on == 1:
+                    s.set_state(st.with_python(transient=False))
+                return
+            if st.selected_inferior not in {x.id for x in stopped}:
+                s.set_state(replace(st, selected_inferior=stopped[0].id).with_python(transient=True))
+            try:
+                await s.cont()
+            except (MIError, EngineError, Timeout) as exc:
+                log.info("going on after a child's exec: %s", exc)
+                s.set_state(s.state.with_python(transient=False))
+            except GdbExited:
+                pass
+        finally:
+            self._going_on -= 1
+
     async def _let_go(self, iid: str, program: str) -> None:
-        """Detach a child that became a program other than Python (gdb detaches a running one too)."""
+        """Detach a child that became a program other than Python (stopped at its exec; without the exec's
+        catchpoint, gdb detaches it running)."""
         s = self.session
         try:
             await s.cmd(f"-target-detach {iid}")
@@ -306,6 +384,12 @@ class ChildProcesses(Extension):
 
     def _stop_hook(self, st: DebuggerState) -> DebuggerState:
         self._stops += 1
+        if self._exec_stop(st) and (not st.python.transient or self._going_on):
+            inf = st.find(st.stopped_inferior)
+            if inf is not None and inf.process is ProcessState.STOPPED:
+                self._going_on += 1
+                self._spawn(self._after_exec(inf.id, inf.generation, str(inf.stop.payload.get("new-exec") or "")))
+                return st.with_python(transient=True)
         bp = st.breakpoint(self._catch) if self._catch is not None else None
         if bp is not None and bp.times > self._catch_times:
             self._catch_times = bp.times

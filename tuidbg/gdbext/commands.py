@@ -1,6 +1,8 @@
 """MI (gdb >= 13: gdb.MICommand) and console (older gdb, e.g. cuda-gdb 11.8) commands."""
 
 import json
+import os
+import re
 import sys
 
 import gdb
@@ -26,6 +28,29 @@ class _InfoCommand(gdb.Command):
         gdb.write(json.dumps(_info()) + "\n")
 
 
+_PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[a-z]*(-dbg)?$")  # (tuidbg.engine.children.is_python_program's)
+
+
+class _ExecLetsGo(gdb.Function):
+    """$_tuidbg_exec_lets_go(): 1 in a process other than the first that has just become a program other
+    than Python (the condition of tuidbg's ``catch exec``: only those stop, to be let go stopped)."""
+
+    def __init__(self):
+        super(_ExecLetsGo, self).__init__("_tuidbg_exec_lets_go")
+
+    def invoke(self):
+        inf = gdb.selected_inferior()
+        if inf.num == 1:
+            return 0
+        path = gdb.current_progspace().filename or ""
+        if not path and inf.pid:
+            try:
+                path = os.readlink("/proc/%d/exe" % inf.pid)
+            except OSError:
+                return 0
+        return 0 if _PYTHON.match(os.path.basename(path)) else 1
+
+
 _registered = []
 
 
@@ -33,6 +58,7 @@ def register():
     if _registered:
         return
     _registered.append(_InfoCommand())
+    _registered.append(_ExecLetsGo())
     if hasattr(gdb, "MICommand"):
 
         class _MIInfo(gdb.MICommand):

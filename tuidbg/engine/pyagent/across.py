@@ -62,6 +62,7 @@ class AcrossProcesses(AgentBase):
         s = self._session()
         out: dict[str, dict] = {}
         async with self._agent_lock():
+            self._refuse_when_closing()  # type: ignore[attr-defined]  (requests)
             st = s.state
             if not st.is_stopped or any(inf.process is ProcessState.RUNNING for inf in st.inferiors):
                 raise EngineError("every process must be stopped (some run: interrupt them first)")

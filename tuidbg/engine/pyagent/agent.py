@@ -93,6 +93,8 @@ class PyAgent(ConsoleCommands, NativeEvaluation, StopHandling, AgentRequests, Ag
         self._sched_lockable: bool | None = None  # gdb can lock the scheduler (None: not asked yet)
         self._sched_multiple: str | None = None
         self._closing = False
+        self._quiet = False
+        self._awaiting_answer = False
         self._bg: set[asyncio.Task] = set()
         self._stub_check_pending = False
         self._had_process = False
@@ -459,6 +461,8 @@ class PyAgent(ConsoleCommands, NativeEvaluation, StopHandling, AgentRequests, Ag
                     await s.interrupt()
                 stop = self.at_agent_stop()
                 if stop is not None:
+                    # (the stop the agent waits at now: a request's answer stop may have followed the one shown)
+                    stop = replace(stop, seq=int((await self._read_out()).get("seq", stop.seq)))
                     await self._answer(stop, [DETACH])
                 else:
                     await self._send({"ops": [DETACH]})

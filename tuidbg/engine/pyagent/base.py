@@ -23,6 +23,9 @@ TUIDBG_PARENT = os.path.dirname(os.path.dirname(AGENT_DIR))
 
 
 REQUEST_TIMEOUT = 5.0
+# how long closing waits for a request to the agent under way (an inferior call, which the agent ends after
+# EVAL_TIMEOUT_MS, cannot be cut short) before it lets the program go all the same (requests._quiesce)
+QUIESCE_TIMEOUT = 6.0
 TABLE_TIMEOUT = 1.0  # how long the agent's thread may take to apply a table while the others wait
 FIRST_TRY = 1.0  # answering with only the agent's thread running; then with every thread
 FIRST_READ = 4096 - 64  # the header and a typical stop in one read; larger ones take a second
@@ -105,6 +108,8 @@ class AgentBase(Extension):
     _sched_lockable: bool | None
     _sched_multiple: str | None  # gdb's schedule-multiple as the session set it
     _closing: bool
+    _quiet: bool  # the session lets the program go: no request to the agent starts any more (_quiesce)
+    _awaiting_answer: bool  # a request's program runs until the agent's answer stops it
     _bg: set[asyncio.Task]
     _stub_check_pending: bool
     _had_process: bool

@@ -378,7 +378,12 @@ class Injection(BootThread, AgentBase):
         original = session.detach
 
         async def detach() -> None:
-            await self.shutdown()
-            await original()
+            held = await self._quiesce()  # type: ignore[attr-defined]  (requests)
+            try:
+                await self.shutdown()
+                await original()
+            finally:
+                if held:
+                    self._agent_lock().release()  # type: ignore[attr-defined]  (requests)
 
         session.detach = detach

@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 from tuidbg.agent import protocol as P
-from tuidbg.engine.errors import EngineError, Timeout
+from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.python.model import AgentStop
 from tuidbg.engine.python.view import stop_generation
 from tuidbg.engine.ranks import applies_to
 from tuidbg.engine.state import DebuggerState, ProcessState
-from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, REQUEST_TIMEOUT, _reply, _wait_stop
+from tuidbg.engine.pyagent.base import AgentBase, FIRST_READ, FIRST_TRY, QUIESCE_TIMEOUT, REQUEST_TIMEOUT, _reply, _wait_stop
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -85,6 +85,7 @@ class AgentRequests(AgentBase):
 
         async def serialized() -> list[dict]:
             async with lock:
+                self._refuse_when_closing()
                 if stop_generation(self._session().state) != gen:
                     # the stop it was asked at is over (a step or continue went first)
                     raise EngineError("the program is no longer at the stop this was asked at")
@@ -93,6 +94,38 @@ class AgentRequests(AgentBase):
         task = asyncio.ensure_future(serialized())
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved, even if nobody waits
         return await asyncio.shield(task)
+
+    def _refuse_when_closing(self) -> None:
+        """A request that would start once the session has begun to let the program go (``_quiesce``)."""
+        if self._quiet:
+            raise EngineError("the session is closing: the program is being let go")
+
+    async def _quiesce(self, timeout: float = QUIESCE_TIMEOUT) -> bool:
+        """Before the agent is switched off and gdb detaches: no request starts any more, and the one under
+        way ends first; True if the agent's lock is then held (the caller releases it once gdb has let go).
+
+        Without this a request queued behind the lock (the screen asks for locals, watches and the console
+        at each stop) went on during the detach: it found the stop function's breakpoint gone, took the
+        native path, overwrote the agent's detach in its mailbox and ran an inferior call while gdb let go
+        (the agent, never told, kept its SIGTRAP shield); and the detach answered the stop the screen showed,
+        not the request's own answer stop (a sequence number the agent no longer waited for). A request
+        that waits for its answer is cut short by an interrupt (its thread stops where it is, and the agent
+        gets the detach over its socket); one in an inferior call cannot be (gdb reads nothing until the
+        call returns, which the agent bounds): it is waited for, up to ``timeout``."""
+        self._quiet = True
+        lock = self._agent_lock()
+        s = self.session
+        if lock.locked() and self._awaiting_answer and s is not None and s.state.is_running:
+            try:
+                await s.interrupt()
+            except (EngineError, MIError, Timeout, GdbExited) as exc:
+                log.info("closing: the request under way was not interrupted: %s", exc)
+        try:
+            await asyncio.wait_for(lock.acquire(), timeout)
+        except asyncio.TimeoutError:
+            log.info("closing: a request to the agent is still under way after %ss; detaching anyway", timeout)
+            return False
+        return True
 
     async def _request_stopped_now(self, ops: list[dict], timeout: float) -> list[dict]:
         s = self._session()
@@ -179,11 +212,15 @@ class AgentRequests(AgentBase):
         deadline = loop.time() + timeout
         while True:
             last = s.state.last_generation
+            self._refuse_when_closing()  # (the close interrupted the answer's wait: not resumed again)
             await s.cmd(f"-exec-continue --thread {tid}" if tid else "-exec-continue")
+            self._awaiting_answer = True
             try:
                 await _wait_stop(s, last, max(0.0, deadline - loop.time()))
             except Timeout:
                 return False
+            finally:
+                self._awaiting_answer = False
             if not _another_exited(s.state, mine):
                 return True
             if tid:

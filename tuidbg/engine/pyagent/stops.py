@@ -76,8 +76,8 @@ class StopHandling(AgentBase):
     async def stage(self, session, generation: int) -> None:
         """The session's refresh stage after a stop (``generation``): the agent's stop read from its mailbox."""
         st = session.state
-        if st.generation != generation or not st.is_stopped:
-            return
+        if st.generation != generation or not st.is_stopped or self._quiet:
+            return  # (closing: the agent's stop is the detach's to answer, PyAgent.shutdown)
         if not self._transient:  # (the requests' stops before this one are over)
             old = {g for g in self._transient_gens if g <= generation}
             self._transient_gens -= old
