@@ -319,9 +319,9 @@ class BlockedMain:
     """``tests/programs/py/blocked_main.py`` started with ``python`` and ``args`` (its main thread blocked in
     C: reading stdin, a join or a lock), once it says it is ready; killed at the end of the with-block."""
 
-    def __init__(self, python, *args: str, stderr=None) -> None:
+    def __init__(self, python, *args: str) -> None:
         self.proc = subprocess.Popen([str(python), str(PROGRAMS / "py" / "blocked_main.py"), *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdout.readline().strip() == b"ready"
 
     def __enter__(self) -> subprocess.Popen:
