@@ -11,6 +11,7 @@ and kept its SIGTRAP shield for the life of the program."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import time
@@ -30,6 +31,17 @@ def _catches_sigtrap(pid: int) -> bool:
     with open(f"/proc/{pid}/status") as f:
         caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
     return bool(caught & (1 << 4))
+
+
+@contextlib.contextmanager
+def _steady(python):
+    """The steady program and what it was before the attach; killed at the end, whatever happened."""
+    p, before = _start(python)
+    try:
+        yield p, before
+    finally:
+        p.kill()
+        p.wait()
 
 
 async def _at_breakpoint(make_session, p):
@@ -68,8 +80,7 @@ def _unharmed(p, before) -> None:
 @pytest.mark.parametrize("python", INTERPRETERS)
 async def test_close_as_a_request_is_answered(python, make_session):
     """The close starts at a request's own answer stop, with two more requests queued behind it."""
-    p, before = _start(python)
-    try:
+    with _steady(python) as (p, before):
         s, ctl, st = await _at_breakpoint(make_session, p)
         gen = st.last_generation
         closing: list[asyncio.Future] = []
@@ -85,17 +96,13 @@ async def test_close_as_a_request_is_answered(python, make_session):
         await closing[0]
         await _settle(requests)
         _unharmed(p, before)
-    finally:
-        p.kill()
-        p.wait()
 
 
 @pytest.mark.parametrize("python", INTERPRETERS[:2])
 async def test_close_during_a_slow_request(python, make_session, tmp_path):
     """The close comes while the agent runs a slow expression, with another request queued."""
-    p, before = _start(python)
     mark = tmp_path / "started"
-    try:
+    with _steady(python) as (p, before):
         s, ctl, _ = await _at_breakpoint(make_session, p)
         requests = [asyncio.ensure_future(ctl.evaluate(f"(open({str(mark)!r}, 'w').close(), __import__('time').sleep(1.5))")),
                     asyncio.ensure_future(ctl.python_locals(0))]
@@ -103,9 +110,6 @@ async def test_close_during_a_slow_request(python, make_session, tmp_path):
         await s.close("detach")
         await _settle(requests)
         _unharmed(p, before)
-    finally:
-        p.kill()
-        p.wait()
 
 
 @pytest.mark.parametrize("python", INTERPRETERS[:2])
@@ -114,8 +118,7 @@ async def test_close_at_random_moments_of_requests(python, make_session):
     seed = int(os.environ.get("TUIDBG_CLOSE_SEED", "29"))
     rng = random.Random(seed)
     for r in range(ROUNDS):
-        p, before = _start(python)
-        try:
+        with _steady(python) as (p, before):
             s, ctl, _ = await _at_breakpoint(make_session, p)
             requests = [asyncio.ensure_future(ctl.python_locals(0)), asyncio.ensure_future(ctl.evaluate("n + 1")),
                         asyncio.ensure_future(ctl.python_locals(1))]
@@ -128,6 +131,3 @@ async def test_close_at_random_moments_of_requests(python, make_session):
                 _unharmed(p, before)
             except AssertionError as exc:
                 raise AssertionError(f"round {r} (seed {seed}, close after {delay}s): {exc}") from exc
-        finally:
-            p.kill()
-            p.wait()
