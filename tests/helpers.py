@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -315,14 +316,37 @@ def check_error(res: subprocess.CompletedProcess, *needles: str) -> str:
     return line
 
 
+def _cores_on() -> None:
+    """(in the child, before exec) core files as large as the hard limit allows"""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.getrlimit(resource.RLIMIT_CORE)[1],) * 2)
+
+
 class BlockedMain:
     """``tests/programs/py/blocked_main.py`` started with ``python`` and ``args`` (its main thread blocked in
     C: reading stdin, a join or a lock), once it says it is ready; killed at the end of the with-block."""
 
     def __init__(self, python, *args: str) -> None:
+        # (a crash leaves its core in a folder of the test's own, named by ``crashed``: a harm seen once under
+        # load is then readable with gdb)
+        self.dir = tempfile.mkdtemp(prefix="blocked-")
         self.proc = subprocess.Popen([str(python), str(PROGRAMS / "py" / "blocked_main.py"), *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=self.dir,
+                                     preexec_fn=_cores_on)
+        self.proc.crashed = self.crashed  # type: ignore[attr-defined]
         assert self.proc.stdout.readline().strip() == b"ready"
+
+    def crashed(self) -> str:
+        """What the program's end was, and where its core is if it left one (for a failing assertion): moved
+        out of the test's temporary folder, which is removed, into the machine's tuidbg-test-cores (0700)."""
+        kept = []
+        for name in os.listdir(self.dir):
+            if name.startswith("core"):
+                keep = os.path.join(tempfile.gettempdir().rsplit("/tt-", 1)[0], "tuidbg-test-cores")
+                os.makedirs(keep, mode=0o700, exist_ok=True)
+                kept.append(shutil.move(os.path.join(self.dir, name), os.path.join(keep, f"{name}.{self.proc.pid}")))
+        return f"exit {self.proc.poll()}; cores: {kept or 'none'} (python {self.proc.args[0]})"
 
     def __enter__(self) -> subprocess.Popen:
         return self.proc

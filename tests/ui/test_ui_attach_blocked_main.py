@@ -79,7 +79,7 @@ async def _continue(pilot, app) -> None:
 
 def _still_fine(proc: subprocess.Popen) -> None:
     """Left running unharmed: it answers a line as it would have without tuidbg."""
-    assert proc.poll() is None
+    assert proc.poll() is None, proc.crashed()
     proc.stdin.write(b"bye\n")
     proc.stdin.flush()
     assert proc.stdout.readline().strip() == b"got bye"
@@ -148,6 +148,6 @@ async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp, any_thre
             await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == after, 60,
                         "the breakpoint once the agent loads")
             await app.session.close()
-        assert proc.poll() is None or proc.wait(30) == 0
+        assert proc.poll() is None or proc.wait(30) == 0, proc.crashed()
         assert proc.stdout.readline().strip() == b"got x"
         assert proc.wait(30) == 0
