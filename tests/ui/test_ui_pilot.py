@@ -487,3 +487,33 @@ async def test_a_stop_is_taken_at_once_unless_a_state_waits_before_it(threads_pr
         assert stop not in seen  # waits behind the queued run
         await until(pilot, lambda: stop in seen, 5, "the stop after the run")
         assert app.state is stop and app.state_queued is None  # (the next stop is taken at once again)
+
+
+async def test_gdbs_health_changing_during_a_run_not_shown_yet_keeps_the_stop_shown(threads_prog, monkeypatch):
+    """gdb's health (busy, silent) is named in the status line, which is redrawn when it changes: during a run
+    not shown yet (RUN_SHOWN), with what the screen shows, the stop, not the run the screen keeps back."""
+    import tuidbg.ui.app as app_module
+    from tuidbg.engine import watchdog
+
+    monkeypatch.setattr(app_module, "RUN_SHOWN", 600.0)  # (the run is never shown here)
+    app = make_app(program=str(threads_prog), args=["busy"], ex=[f"break threads.c:{line_of(SRC, 'busy_loop')}"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_stopped(pilot)
+        status = app.query_one("#status")
+        shown: list[str] = []
+        update = status.update
+
+        def spy(content, **kw):
+            shown.append(content.plain)
+            return update(content, **kw)
+
+        status.update = spy
+        await app.session.console("delete")
+        await pilot.press("c")
+        await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 30, "the run")
+        busy = watchdog.GdbHealth(kind=watchdog.BUSY, command="-exec-continue", waited=3.0)
+        monkeypatch.setattr(app.session, "health", lambda: busy)
+        await until(pilot, lambda: any("⚠ gdb busy" in s for s in shown), 30, "the health in the status line")
+        assert all(s.startswith("■ stopped") for s in shown), shown
+        await pilot.press("ctrl+c")
+        await until_stopped(pilot)

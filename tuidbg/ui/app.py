@@ -530,7 +530,7 @@ class TuidbgApp(StatusPart, StartPart, StacksPart, TasksPart, SourcePart, ExecPa
         changed = health != self._health
         self._health = health
         if changed:
-            self._update_status(self.state)
+            self._update_status(self._painted)  # (what the screen shows: a quick step's run is not)
         if self._hung_screen is not None and not health.hung:
             screen, self._hung_screen = self._hung_screen, None
             if screen.is_attached:
