@@ -368,6 +368,20 @@ async def test_typing_in_the_output_pane_goes_to_the_program(tmp_path):
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 10, "exit")
 
 
+def _status_lines(app) -> list[str]:
+    """Every text the status line is given from now on (its updates, spied), in order."""
+    status = app.query_one("#status")
+    shown: list[str] = []
+    update = status.update
+
+    def spy(content, **kw):
+        shown.append(content.plain)
+        return update(content, **kw)
+
+    status.update = spy
+    return shown
+
+
 async def test_a_step_shows_the_next_stop_without_the_run_between(threads_prog, monkeypatch):
     """A `next` runs the program for about a millisecond: the screen goes from one stop to the next,
     without painting the run in between (emptied stacks, "running", then everything again: twice the
@@ -378,15 +392,7 @@ async def test_a_step_shows_the_next_stop_without_the_run_between(threads_prog, 
     app = make_app(program=str(threads_prog), args=["busy"], ex=[f"break threads.c:{line_of(SRC, 'busy_loop')}"])
     async with app.run_test(size=(120, 40)) as pilot:
         await until_stopped(pilot)
-        status = app.query_one("#status")
-        shown: list[str] = []
-        update = status.update
-
-        def spy(content, **kw):
-            shown.append(content.plain)
-            return update(content, **kw)
-
-        status.update = spy
+        shown = _status_lines(app)
         rows: list[int] = []
         cpp = app.query_one(CppFramesPane)
         for _ in range(4):
@@ -398,7 +404,7 @@ async def test_a_step_shows_the_next_stop_without_the_run_between(threads_prog, 
         monkeypatch.setattr(app_module, "RUN_SHOWN", 0.2)
         await app.session.console("delete")
         await pilot.press("c")
-        await until(pilot, lambda: "running" in status.render().plain, 10, "the run shown")
+        await until(pilot, lambda: "running" in app.query_one("#status").render().plain, 10, "the run shown")
         assert app.state.process is ProcessState.RUNNING
         await press_and_stop(pilot, "ctrl+c")
 
@@ -499,15 +505,7 @@ async def test_gdbs_health_changing_during_a_run_not_shown_yet_keeps_the_stop_sh
     app = make_app(program=str(threads_prog), args=["busy"], ex=[f"break threads.c:{line_of(SRC, 'busy_loop')}"])
     async with app.run_test(size=(120, 40)) as pilot:
         await until_stopped(pilot)
-        status = app.query_one("#status")
-        shown: list[str] = []
-        update = status.update
-
-        def spy(content, **kw):
-            shown.append(content.plain)
-            return update(content, **kw)
-
-        status.update = spy
+        shown = _status_lines(app)
         await app.session.console("delete")
         await pilot.press("c")
         await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 30, "the run")
