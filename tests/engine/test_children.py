@@ -18,7 +18,7 @@ from helpers import DEBIAN_PY311, PROGRAMS, line_of, wait_for
 from pystack_helpers import TORCH_PYTHON, shows_its_python
 
 from tuidbg.engine import pyagent
-from tuidbg.engine.children import is_python_program
+from tuidbg.gdbext.pythonexe import is_python_program
 from tuidbg.engine.state import ProcessState
 
 pytestmark = [requires_gdb, pytest.mark.slow,

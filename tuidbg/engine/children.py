@@ -60,6 +60,7 @@ from tuidbg.engine import mi, rescue
 from tuidbg.engine.errors import EngineError, GdbExited, MIError, Timeout
 from tuidbg.engine.extensions import Extension
 from tuidbg.engine.state import DebuggerState, ProcessState, mark_internal
+from tuidbg.gdbext.pythonexe import is_python_program
 from tuidbg.procread.proc import cmdline_of, parent_of, role_env
 
 log = logging.getLogger("tuidbg.engine")
@@ -74,7 +75,6 @@ PASSED_SIGNALS = ("SIGTERM", "SIGHUP")
 # SIGTERM, which a job sends several processes at once. (SIGHUP comes as the program ends, with its exit: a
 # stop for it there makes gdb 13 lose the program's exit.)
 CAUGHT_SIGNALS = ("SIGTERM",)
-_PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[a-z]*(-dbg)?$")
 UNSAID_STOP_WAIT = 0.5  # seconds after a process's exit with no *stopped (it follows in < 1 ms) before gdb is asked
 HELPERS_END_WAIT = 30.0  # seconds the program's helpers are watched for an end gdb does not see, after the program's
 _EXEC = re.compile(r"^process (\d+) is executing new program: (.+?)\n?$")
@@ -110,11 +110,6 @@ def _dies_of(pid: int, signo: int) -> bool:
 
 def _running(st: DebuggerState) -> bool:
     return any(inf.process is ProcessState.RUNNING for inf in st.inferiors)
-
-
-def is_python_program(path: str | None) -> bool:
-    """A CPython interpreter by its file name (python, python3, python3.11, python3.13t, python3-dbg)."""
-    return bool(path) and bool(_PYTHON.match(os.path.basename(str(path))))
 
 
 class ChildProcesses(Extension):

@@ -2,10 +2,11 @@
 
 import json
 import os
-import re
 import sys
 
 import gdb
+
+from .pythonexe import is_python_program
 
 VERSION = 1
 
@@ -28,9 +29,6 @@ class _InfoCommand(gdb.Command):
         gdb.write(json.dumps(_info()) + "\n")
 
 
-_PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[a-z]*(-dbg)?$")  # (tuidbg.engine.children.is_python_program's)
-
-
 class _ExecLetsGo(gdb.Function):
     """$_tuidbg_exec_lets_go(): 1 in a process other than the first that has just become a program other
     than Python (the condition of tuidbg's ``catch exec``: only those stop, to be let go stopped)."""
@@ -48,7 +46,7 @@ class _ExecLetsGo(gdb.Function):
                 path = os.readlink("/proc/%d/exe" % inf.pid)
             except OSError:
                 return 0
-        return 0 if _PYTHON.match(os.path.basename(path)) else 1
+        return 0 if is_python_program(path) else 1
 
 
 _registered = []
