@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Mapping
 
-from tuidbg.procread.proc import descendants
+from tuidbg.procread.proc import children_map, descendants
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -351,9 +351,10 @@ def _stop_pending(pid: int) -> bool:
 def _born_below(roots: set[int], since: int) -> list[ProcInfo]:
     """The processes below ``roots`` (them included) born at ``since`` or later."""
     pids: set[int] = set()
-    for root in sorted(roots):  # (a parent before its children: a child's subtree is read once, with it)
+    kids = children_map()  # (one walk of /proc for every root)
+    for root in sorted(roots):  # (a parent before its children: a child's subtree is gathered once, with it)
         if root not in pids:
-            pids |= {root, *descendants(root)}
+            pids |= {root, *descendants(root, kids)}
     return [info for pid in pids if (info := proc_info(pid)) is not None and info.start_time >= since]
 
 
