@@ -86,17 +86,17 @@ def _still_fine(proc: subprocess.Popen) -> None:
     assert proc.wait(30) == 0
 
 
-# the main thread blocked in a read, in a join, in a lock
-BLOCKED_IN = [pytest.param(("worker",), id="read"), pytest.param(("worker", "join"), id="join"),
-              pytest.param(("worker", "lock"), id="lock")]
+# the main thread blocked in a read (on every interpreter), in a join and in a lock (on one interpreter of
+# each way of loading: the main thread's pending call, the interpreter's queue, PEP 768)
+BLOCKED_IN = {"read": ("worker",), "join": ("worker", "join"), "lock": ("worker", "lock")}
+EACH_WAY = ("debian-3.11", "pyenv-3.12", "3.14")
+WORKER_CASES = [pytest.param(*p.values, args, id=f"{p.id}-{how}", marks=p.marks)
+                for how, args in BLOCKED_IN.items() for p in WORKER_INTERPS if how == "read" or p.id in EACH_WAY]
 
 
-@pytest.mark.parametrize("args", BLOCKED_IN)
-@pytest.mark.parametrize("interp,any_thread", WORKER_INTERPS)
+@pytest.mark.parametrize("interp,any_thread,args", WORKER_CASES)
 async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, any_thread, args):
     python = _python(interp)
-    if args != ("worker",) and interp not in ("pyenv-3.12", "3.14", "debian-3.11"):
-        pytest.skip("join and lock: on one interpreter of each way of loading (the read: on all)")
     body = line_of(BLOCKED, "work_body")
     with Blocked(python, *args) as proc:
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)

@@ -18,7 +18,7 @@ exceptions stop, and what such a stop shows), the backends ``_monitoring`` (3.12
 and ``_settrace``. ``_registry`` holds the running agent: the backends, ``api`` and
 ``pytest_plugin`` find it there and never import this module.
 
-About 870 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
+About 920 lines, over the project's 600: the stop protocol (stop, answer, resume, arm a step,
 the free-threaded deferrals) reads as one piece, and the entry points at the end (start, the
 fork hook that gives a child kept by ``tuidbg run --children`` an agent of its own) make and
 remake the Agent; what stands alone lives in the modules above.
