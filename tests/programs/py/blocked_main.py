@@ -2,7 +2,8 @@
 (tests/ui/test_ui_python_inactive.py, tests/ui/test_ui_attach_blocked_main.py). With the argument
 ``worker``, a second thread runs Python code in a loop until the line is read. The main thread blocks in
 a read of stdin, or (``join``) in joining a thread that reads it, or (``lock``) in acquiring a lock that
-such a thread releases once it has read it."""
+such a thread releases once it has read it. With ``held``, the main thread reads stdin in C holding the GIL
+(a ``ctypes.PyDLL`` call keeps it), so that no thread can run Python until the line comes."""
 import sys
 import threading
 
@@ -39,16 +40,29 @@ def read_in_a_thread(join):
     return got[0]
 
 
+def held_read():
+    """A read of stdin that keeps the GIL (a ctypes.PyDLL function), and the buffer it reads into."""
+    import ctypes
+    import functools
+
+    buf = ctypes.create_string_buffer(256)
+    return functools.partial(ctypes.PyDLL(None).read, 0, buf, 255), buf
+
+
 def main():
     stop = threading.Event()
+    buf = None
     if "worker" in sys.argv[1:]:
         threading.Thread(target=worker, args=(stop,), name="worker", daemon=True).start()
     if "join" in sys.argv[1:] or "lock" in sys.argv[1:]:
         line = read_in_a_thread("join" in sys.argv[1:])
     else:
+        read, buf = held_read() if "held" in sys.argv[1:] else (sys.stdin.readline, None)
         print("ready", flush=True)
-        line = sys.stdin.readline()  # MARK:blocked
+        line = read()  # MARK:blocked
     stop.set()
+    if buf is not None:
+        line = buf.value.decode()
     print("got", line.strip(), flush=True)
 
 
