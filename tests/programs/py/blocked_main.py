@@ -3,7 +3,9 @@
 ``worker``, a second thread runs Python code in a loop until the line is read. The main thread blocks in
 a read of stdin, or (``join``) in joining a thread that reads it, or (``lock``) in acquiring a lock that
 such a thread releases once it has read it. With ``held``, the main thread reads stdin in C holding the GIL
-(a ``ctypes.PyDLL`` call keeps it), so that no thread can run Python until the line comes."""
+(a ``ctypes.PyDLL`` call keeps it), so that no thread can run Python until the line comes. With ``phdr``
+(and ``join``), the thread reads the line inside glibc's ``dl_iterate_phdr``, in its callback: it holds the
+loader's lock until the line comes."""
 import sys
 import threading
 
@@ -30,8 +32,23 @@ def read_in_a_thread(join):
         got.append(sys.stdin.readline())
         held.release()
 
-    t = threading.Thread(target=reader, name="reader")
+    inside = threading.Event()
+    if "phdr" in sys.argv[1:]:
+        import ctypes
+
+        @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+        def in_dl_iterate_phdr(info, size, data):
+            inside.set()
+            reader()
+            return 1  # (no further object)
+
+        def reader_in_phdr():
+            ctypes.CDLL(None).dl_iterate_phdr(in_dl_iterate_phdr, None)
+
+    t = threading.Thread(target=reader_in_phdr if "phdr" in sys.argv[1:] else reader, name="reader")
     t.start()
+    if "phdr" in sys.argv[1:]:
+        inside.wait()
     print("ready", flush=True)
     if join:
         t.join()
@@ -60,7 +77,7 @@ def main():
         read, buf = held_read() if "held" in sys.argv[1:] else (sys.stdin.readline, None)
         print("ready", flush=True)
         line = read()  # MARK:blocked
-    stop.set()
+    stop.set()  # MARK:after_read
     if buf is not None:
         line = buf.value.decode()
     print("got", line.strip(), flush=True)

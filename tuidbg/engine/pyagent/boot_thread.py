@@ -20,10 +20,12 @@ Where a thread keeps the GIL in C, the new thread waits for it as any thread wou
 say that they wait. Until the agent says hello the load can be voided (``inject._cancel_injection``
 writes ``pass`` over the source).
 
-The one inferior call that the program sees, ``pthread_create``, runs in a thread that is inside none of
-the locks it takes (the allocator's, the dynamic loader's, glibc's internal ones; checked in its C
-frames), and with the process's other threads running (a lock one of them holds is released as it would
-be). x86-64 only (elsewhere the pending call is used, as before).
+The one inferior call that the program sees, ``pthread_create``, runs while every thread of the process
+is inside none of the code that holds the locks it takes (the allocator's, the dynamic loader's, the
+thread stacks', glibc's internal ones; checked in each thread's C frames), with only the calling thread
+running: another thread that forked during the call made gdb 13 give the call up and exit, and the
+program crashed on the call's made-up frame. Where a thread is in such code, or the process has over
+``MAX_THREADS`` threads, the other ways are used. x86-64 only (elsewhere the pending call is used).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ TID, GATE, SLEEP, SRC_OFFSET = 0, 8, 16, 32
 # thread's pending call took the load first (the other one then does nothing).
 GATE_CLOSED, GATE_OPEN, GATE_CANCELLED, GATE_CLAIMED, GATE_DONE = 0, 1, 2, 3, 4
 FRAME_DEPTH = 64
+# A process of more threads than this loads the agent the other ways (each thread's frames are read first)
+MAX_THREADS = 256
 # The main thread waits for the thread's boot at most this many 10 ms sleeps (5 s): a boot that needs
 # something the main thread holds (a module it is importing) goes on once it has gone on.
 MAIN_WAITS = 500
@@ -146,19 +150,25 @@ _X86_64 = (
     b"\xc3",  # ret
 )
 
-# Frames of the calling thread where pthread_create would wait for a lock that thread itself holds, or
-# find glibc half-way through something: the allocator, the dynamic loader, glibc's internal locks,
-# thread creation and exit, fork, a signal handler.
+# Frames where a thread may hold a lock that pthread_create takes, or be half-way through something it
+# needs: the allocator, the dynamic loader (dlopen, dl_iterate_phdr), glibc's internal locks, thread
+# creation and exit, fork, a signal handler. Matched on the name without glibc's aliasing prefixes
+# (``__GI___dl_iterate_phdr``, ``__libc_malloc``, ``_int_free``: ``_bare``).
 CREATE_UNSAFE = re.compile(
-    r"^(?:__libc_|_int_|__GI___libc_|__GI__int_)?(?:malloc|free|calloc|realloc|memalign|posix_memalign|valloc)\b"
-    r"|^(?:malloc_consolidate|tcache_\w+|arena_get\w*|sysmalloc|unlink_chunk|_int_\w+|__malloc_\w+|ptmalloc_\w+)$"
-    r"|^(?:__GI_)?_dl_|^__libc_dl\w*|^dl_iterate_phdr$|^__dl\w+"
-    r"|^(?:__lll_lock_wait_private|__lll_lock_wake_private|__libc_lock_\w+)$"
-    r"|fork|^(?:__)?pthread_create\w*|^allocate_stack$|^__nptl_\w+|^(?:__)?pthread_exit$|^__libc_start_call_main_\w+"
+    r"^(?:malloc|free|cfree|calloc|realloc|reallocarray|memalign|posix_memalign|aligned_alloc|valloc|pvalloc)$"
+    r"|^(?:malloc_|tcache_|arena_|sysmalloc|unlink_chunk|int_(?:malloc|free|realloc|memalign)|ptmalloc_|mtrim|munmap_chunk|mremap_chunk)"
+    r"|^dl"
+    r"|^(?:lll_lock_wait_private|lll_lock_wake_private)$"
+    r"|(?i:fork)|^pthread_create|^allocate_stack$|^nptl_|^pthread_exit$"
     r"|^<signal handler called>$"
 )
+_PREFIX = re.compile(r"^(?:__GI_)?_*(?:libc_)?_*")
 # glibc's own code, where a frame without a name may be any of the above
 _LIBC = re.compile(r"/(?:libc|libpthread|ld-linux[\w-]*)[.-][\w.]*so")
+
+
+def _bare(func: str) -> str:
+    return func if func.startswith("<") else _PREFIX.sub("", func)
 
 
 def _size(ins) -> int:
@@ -209,7 +219,7 @@ def unsafe_frame(frames) -> str | None:
     """The first frame (as ``func (frame N)``) where pthread_create must not be called, else None."""
     for f in frames:
         func = f.func or ""
-        if CREATE_UNSAFE.search(func) or (func in ("", "??") and _LIBC.search(f.library or "")):
+        if CREATE_UNSAFE.search(_bare(func)) or (func in ("", "??") and _LIBC.search(f.library or "")):
             return f"{func or '??'} (frame {f.level})"
     return None
 
@@ -258,18 +268,19 @@ class BootThread(AgentBase):
                             timeout=30)
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError("mprotect in the program failed")
-            # pthread_create takes the allocator's and the thread stacks' locks: the other threads run
-            # meanwhile (one of them may hold such a lock for a moment), the user's breakpoints off.
+            # Only the calling thread runs during the call (scheduler-locking stays on): a thread of the
+            # program that forked meanwhile (a pool replacing a worker) made gdb 13 fail in the middle of the
+            # call and end (exit 1), the thread left in the call's made-up frame, and the program crashed.
+            # None of the locks pthread_create takes (the allocator's, the thread stacks', the loader's) is
+            # held by a stopped thread: _creating_thread found every thread outside the code that takes them.
+            # (gdb says nothing at the call's end: the stop stays what is shown, as for native_eval's calls)
             user = [b.number for b in s.state.breakpoints if b.enabled and not b.internal and b.number]
             if user:
                 await s.cmd("-break-disable " + " ".join(user))
-            # (gdb says every thread runs, and nothing at the call's end: the stop stays what is shown,
-            # as for native_eval's calls)
             before = s.state
             self._transient_native += 1
             s.set_state(before.with_python(transient=True))
             try:
-                await s.cmd("-gdb-set scheduler-locking off")
                 async with self._only_this_process():
                     r = await s.cmd(on + mi.quote(
                         f"((int(*)(void*,void*,void*,void*))pthread_create)((void*){data:#x},(void*)0,"
@@ -282,8 +293,7 @@ class BootThread(AgentBase):
             if mi.to_int(r.get("value")) != 0:
                 raise EngineError(f"pthread_create in the program failed (error {r.get('value')})")
             if main_too:
-                # (a moment's lock at most, and a plain read of the runtime: only the calling thread runs)
-                await s.cmd("-gdb-set scheduler-locking on", check=False)
+                # (a moment's lock at most, and a plain read of the runtime)
                 r = await s.cmd(on + mi.quote(f"((int(*)(void*,void*))Py_AddPendingCall)((void*){page + pending_offset():#x},"
                                               f"(void*){data + SRC_OFFSET:#x})"), timeout=30)
                 if mi.to_int(r.get("value")) != 0:
@@ -298,26 +308,30 @@ class BootThread(AgentBase):
             await s.cmd("-gdb-set unwindonsignal off", check=False)
 
     async def _creating_thread(self, link: ProcLink) -> str:
-        """A thread of the selected process where pthread_create may be called: the main thread first."""
+        """The thread of the selected process that calls pthread_create (its main thread first), once every
+        thread of the process is found outside the code that holds a lock pthread_create takes: only the
+        calling thread runs during the call, so a stopped thread's lock would never be released."""
         s = self._session()
         iid = self._inferior_of(link)
         r = await s.cmd(f"-list-thread-groups {iid}" if iid else "-thread-info", check=False)
         threads = [t for t in mi.as_list(r.get("threads")) if isinstance(t, dict)] if r.cls == "done" else []
+        if not threads:
+            raise EngineError("its threads cannot be listed")
+        if len(threads) > MAX_THREADS:
+            raise EngineError(f"it has {len(threads)} threads, over {MAX_THREADS} to look through")
         pid = link.pid
 
         def main_first(t) -> int:
             return 0 if f"LWP {pid})" in str(t.get("target-id", "")) else 1
 
-        why = []
-        for t in sorted(threads, key=main_first):
+        ordered = sorted(threads, key=main_first)
+        for t in ordered:
             tid = str(t.get("id", ""))
             try:
                 frames = (await s.fetch_frames(tid, 0, FRAME_DEPTH))[0]
             except MIError as exc:
-                why.append(f"thread {tid}: {exc.message}")
-                continue
+                raise EngineError(f"the frames of thread {tid} cannot be read: {exc.message}") from exc
             bad = unsafe_frame(frames)
-            if bad is None:
-                return tid
-            why.append(f"thread {tid} is in {bad}")
-        raise EngineError("no thread can start one safely now (" + "; ".join(why[:3]) + ")")
+            if bad is not None:
+                raise EngineError(f"thread {tid} is in {bad}, which may hold a lock that pthread_create takes")
+        return str(ordered[0].get("id", ""))

@@ -105,7 +105,8 @@ class Injection(BootThread, AgentBase):
         sock, uid, gid = await self._socket_of_target(pid)
         version = await self._target_hexversion()
         why = "Python before 3.14 has no PEP 768 remote execution"
-        if await self._inject_own_thread(version, sock, link, say):
+        no_thread = await self._inject_own_thread(version, sock, link, say)
+        if no_thread is None:
             return
         if version is not None and version >= 0x030E0000:
             script = self._write_boot_script(pid, sock, uid, gid)
@@ -116,35 +117,36 @@ class Injection(BootThread, AgentBase):
                 self._say_injected(link, say)
                 return
         log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
+        if no_thread:
+            why += f"; no thread of its own: {no_thread}"
         any_thread = version is not None and version >= 0x030C0000
         await self._inject_pending_call(self._boot_code(sock), link, any_thread)
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
                             message=LOADS_ANY if link.injection and link.injection[0] == "pending-any" else LOADS_MAIN)
         self._say_injected(link, say)
 
-    async def _inject_own_thread(self, version: int | None, sock: str, link: ProcLink, say: bool) -> bool:
+    async def _inject_own_thread(self, version: int | None, sock: str, link: ProcLink, say: bool) -> str | None:
         """Where neither a pending call nor PEP 768 reaches a thread that runs Python, a booting thread of
-        its own (``boot_thread``): before 3.12 unless the main thread holds the GIL (its pending call then
-        runs before its next line), and in a free-threaded build. False (nothing changed) where it is not
-        for this interpreter or cannot be done; then the other ways are taken."""
+        its own (``boot_thread``): before 3.12, and in a free-threaded build. None once it is done; else
+        why not, nothing changed ("" where it is not for this interpreter): then the other ways are taken."""
         old = version is None or version < 0x030C0000
         if not old:
             if version < 0x030E0000:
-                return False  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
+                return ""  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
             gil = await self.gil_holder()
             if not gil.get("free_threaded"):
-                return False  # (3.14 with a GIL: PEP 768 in the thread that last held it)
+                return ""  # (3.14 with a GIL: PEP 768 in the thread that last held it)
         try:
             # (the main thread's pending call beside it, whichever runs Python first: a main thread that runs
             # Python loads the agent before its next line, as a pending call alone did)
             await self._inject_thread(self._boot_code(sock), link, main_too=True)
         except EngineError as exc:
             log.info("no booting thread in %s (%s); the other ways", link.pid, exc)
-            return False
+            return str(exc)
         link.info = replace(link.info, status="waiting", inject=INJECT_MAIN_OR_THREAD, inject_note=None,
                             message=LOADS_MAIN_OR_THREAD if old else LOADS_THREAD)
         self._say_injected(link, say)
-        return True
+        return None
 
     async def _switch_inferior(self, iid: str) -> None:
         """gdb's current inferior becomes ``iid`` (and its thread the selected one). Not MI's --thread-group
