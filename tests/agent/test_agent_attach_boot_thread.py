@@ -19,6 +19,8 @@ from test_agent import _stop, requires_attach
 
 from tuidbg.agent import protocol as P
 from tuidbg.engine import pyagent
+from tuidbg.engine.pyagent import boot_thread
+from tuidbg.engine.records import Frame
 
 pytestmark = [requires_gdb, pytest.mark.slow, requires_attach]
 
@@ -115,7 +117,7 @@ def test_the_frames_where_pthread_create_is_not_called_by_their_names_in_gdbs_st
     safe = ["__libc_start_call_main", "__libc_start_main_impl", "start_thread", "clone3", "__GI___libc_read",
             "lock_PyThread_acquire_lock", "PyThread_acquire_lock_timed", "__futex_abstimed_wait_common64",
             "__new_sem_wait_slow64", "_PyEval_EvalFrameDefault", "ffi_call", "select", "epoll_wait"]
-    frame = lambda i, name: Frame(level=str(i), addr="0x0", func=name)  # noqa: E731
+    frame = lambda i, name: Frame(level=i, addr="0x0", func=name)  # noqa: E731
     for name in unsafe:
         assert boot_thread.unsafe_frame([frame(0, "main"), frame(1, name)]) == f"{name} (frame 1)"
     assert boot_thread.unsafe_frame([frame(i, name) for i, name in enumerate(safe)]) is None
