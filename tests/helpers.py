@@ -327,12 +327,12 @@ class BlockedMain:
     """``tests/programs/py/blocked_main.py`` started with ``python`` and ``args`` (its main thread blocked in
     C: reading stdin, a join or a lock), once it says it is ready; killed at the end of the with-block."""
 
-    def __init__(self, python, *args: str) -> None:
+    def __init__(self, python, *args: str, stderr=None) -> None:
         # (a crash leaves its core in a folder of the test's own, named by ``crashed``: a harm seen once under
         # load is then readable with gdb)
         self.dir = tempfile.mkdtemp(prefix="blocked-")
         self.proc = subprocess.Popen([str(python), str(PROGRAMS / "py" / "blocked_main.py"), *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=self.dir,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=self.dir,
                                      preexec_fn=_cores_on)
         self.proc.crashed = self.crashed  # type: ignore[attr-defined]
         assert self.proc.stdout.readline().strip() == b"ready"

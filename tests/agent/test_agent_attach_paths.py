@@ -1,9 +1,13 @@
 """``tuidbg attach`` on CPython 3.14: which path loads the agent, and that it says so (issue 16).
 
-3.14 and 3.14t get the agent through PEP 768 remote execution (the fields ``sys.remote_exec``
-writes, tests/test_agent.py checks that); a process started with remote debugging switched off
+3.14 gets the agent through PEP 768 remote execution (the fields ``sys.remote_exec`` writes,
+tests/test_agent.py checks that); a process started with remote debugging switched off
 (``PYTHON_DISABLE_REMOTE_DEBUG=1`` or ``-X disable-remote-debug``) gets it through gdb's pending
-call instead. The engine records the path and the reason, the log and the UI's console say it.
+call instead. 3.14t gets it through a thread of its own that gdb makes it start, beside the main
+thread's pending call (issue 30 item 13:
+PEP 768 reaches one thread state only, which may never run Python again; the thread needs none of
+PEP 768's fields either way). The engine records the path and the reason, the log and the UI's
+console say it.
 """
 
 from __future__ import annotations
@@ -45,7 +49,13 @@ async def test_attach_says_which_path_loaded_the_agent(make_session, python, how
         said: list[str] = []
         ctl.on_message(said.append)
         await s.launch()
-        if how == "allowed":
+        inject = ctl.info.inject
+        if python == cpython314("3.14t"):
+            assert (ctl.info.inject, ctl.info.inject_note) == ("pending-call+thread", None)
+            words = (f"Python agent injected into process {proc.pid} through gdb: the main thread's pending call or"
+                     " a thread of its own, whichever runs Python first (inferior calls to Py_AddPendingCall and"
+                     " pthread_create)")
+        elif how == "allowed":
             assert (ctl.info.inject, ctl.info.inject_note) == ("pep768", None)
             words = (f"Python agent injected into process {proc.pid} through PEP 768 remote execution"
                      " (the fields sys.remote_exec writes)")
@@ -61,7 +71,7 @@ async def test_attach_says_which_path_loaded_the_agent(make_session, python, how
         bp = await ctl.add_breakpoint(str(FOREVER), body)
         await s.cont()
         stop = await _stop(ctl)
-        assert ctl.info.connected and ctl.info.inject == ("pep768" if how == "allowed" else "pending-call")
+        assert ctl.info.connected and ctl.info.inject == inject
         assert (stop.reason, stop.bp_id, stop.func, stop.line) == (P.R_BREAKPOINT, bp.id, "tick", body)
         n = int(await ctl.evaluate("n"))
         await ctl.resume()
@@ -74,14 +84,14 @@ async def test_attach_says_which_path_loaded_the_agent(make_session, python, how
         proc.wait(timeout=30)
 
 
-@pytest.mark.parametrize("how", ["env", "allowed"])
-async def test_tui_console_says_which_path_loaded_the_agent(how, tmp_path):
-    """The TUI: ``tuidbg attach PID`` on 3.14t, with remote debugging switched off or not."""
+@pytest.mark.parametrize("build,how", [("3.14", "env"), ("3.14", "allowed"), ("3.14t", "allowed")])
+async def test_tui_console_says_which_path_loaded_the_agent(build, how, tmp_path):
+    """The TUI: ``tuidbg attach PID`` on 3.14, with remote debugging switched off or not, and on 3.14t."""
     from ui_helpers import log_text, make_app, until, until_stopped
 
-    python = cpython314("3.14t")
+    python = cpython314(build)
     if python is None:
-        pytest.skip(cpython314_missing("3.14t"))
+        pytest.skip(cpython314_missing(build))
     env, opts = HOW[how]
     proc = subprocess.Popen([str(python), *opts, str(FOREVER), str(tmp_path / "counter")], stdout=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, env=dict(os.environ, **env))
@@ -91,7 +101,8 @@ async def test_tui_console_says_which_path_loaded_the_agent(how, tmp_path):
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
         async with app.run_test(size=(160, 48)) as pilot:
             await until_stopped(pilot)
-            path = "through PEP 768 remote execution" if how == "allowed" else "through gdb (an inferior call"
+            path = ("through gdb: the main thread's pending call or a thread of its own" if build == "3.14t" else
+                    "through PEP 768 remote execution" if how == "allowed" else "through gdb (an inferior call")
             line = f"python agent: Python agent injected into process {proc.pid} {path}"
             await until(pilot, lambda: line in log_text(app, "console-log"), 20, "the console's line")
             if how == "env":

@@ -244,6 +244,11 @@ def test_a_python_breakpoint_set_while_the_agents_load_waits_says_where_it_loads
     main = AgentInfo(status="waiting", how="attach", inject=INJECT_PENDING)  # (before 3.12: the main thread's)
     assert V.breakpoint_waits_note(main, True).endswith(
         "when the main thread runs Python code, and the main thread has not run any since the attach (it is blocked in C)")
+    held = AgentInfo(status="waiting", how="attach", inject="pending-call+thread",  # (3.9-3.11)
+                     message="it loads at the main thread's next Python line, or in a thread of its own as soon "
+                     "as no thread holds the GIL")
+    assert V.breakpoint_waits_note(held, True).endswith(
+        "as soon as no thread holds the GIL, and neither has come since the attach (a thread holds the GIL in C)")
     assert "any thread" in V.agent_inactive_reason(anyt)
     for other in (None, AgentInfo(status="connected", how="attach", inject=INJECT_PENDING),
                   AgentInfo(status="waiting", how="run")):

@@ -1,8 +1,10 @@
 """Python breakpoints after ``tuidbg attach`` to a program whose main thread is blocked in C (issue 30,
 item 13): the agent loads through a thread that runs Python (3.12/3.13: the interpreter's own pending-call
-queue, which any thread takes; 3.14: PEP 768 in the thread that last held the GIL), so that a breakpoint in
-a worker's code fires at once; where nothing runs Python, the status line and ``pybreak`` say that the
-breakpoints wait, and they take effect when the load happens. Real gdb, real interpreters, at 80x24."""
+queue, which any thread takes; 3.14: PEP 768 in the thread that last held the GIL; 3.9-3.11 while main does
+not hold the GIL, and 3.14t: a thread of its own that gdb makes the program start), so that a breakpoint in
+a worker's code fires at once; where nothing can run Python (main holds the GIL in C), the status line and
+``pybreak`` say that the breakpoints wait, and they take effect when the load happens. Real gdb, real
+interpreters, at 80x24."""
 
 from __future__ import annotations
 
@@ -31,14 +33,8 @@ def _interp(name: str):
     return pyenv_python(name.split("-")[1])
 
 
-# (interpreter, whether a thread other than the main one can take the agent's load)
-INTERPS = [pytest.param(n, anyt, id=n) for n, anyt in
-           (("pyenv-3.11", False), ("debian-3.11", False), ("pyenv-3.12", True), ("pyenv-3.13", True), ("3.14", True))]
-# 3.14t: a free-threaded build has no GIL holder to choose, and the load still goes to the main thread's
-# state (issue 30 item 13, left open: strict, so that it says when it works)
-WORKER_INTERPS = INTERPS + [pytest.param("3.14t", True, id="3.14t", marks=pytest.mark.xfail(
-    strict=True, reason="free-threaded 3.14: the agent's load is the main thread's (no GIL holder to choose)"))]
-NOTHING_INTERPS = INTERPS + [pytest.param("3.14t", False, id="3.14t")]
+INTERPS = [pytest.param(n, id=n) for n in
+           ("pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "debian-3.11", "pyenv-3.12", "pyenv-3.13", "3.14", "3.14t")]
 
 
 def _python(name: str):
@@ -87,15 +83,16 @@ def _still_fine(proc: subprocess.Popen) -> None:
 
 
 # the main thread blocked in a read (on every interpreter), in a join and in a lock (on one interpreter of
-# each way of loading: the main thread's pending call, the interpreter's queue, PEP 768)
+# each way of loading: the main thread's pending call beside a thread of its own, the interpreter's queue,
+# PEP 768, and a free-threaded build's thread of its own)
 BLOCKED_IN = {"read": ("worker",), "join": ("worker", "join"), "lock": ("worker", "lock")}
-EACH_WAY = ("debian-3.11", "pyenv-3.12", "3.14")
-WORKER_CASES = [pytest.param(*p.values, args, id=f"{p.id}-{how}", marks=p.marks)
-                for how, args in BLOCKED_IN.items() for p in WORKER_INTERPS if how == "read" or p.id in EACH_WAY]
+EACH_WAY = ("debian-3.11", "pyenv-3.12", "3.14", "3.14t")
+WORKER_CASES = [pytest.param(p.values[0], args, id=f"{p.id}-{how}", marks=p.marks)
+                for how, args in BLOCKED_IN.items() for p in INTERPS if how == "read" or p.id in EACH_WAY]
 
 
-@pytest.mark.parametrize("interp,any_thread,args", WORKER_CASES)
-async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, any_thread, args):
+@pytest.mark.parametrize("interp,args", WORKER_CASES)
+async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, args):
     python = _python(interp)
     body = line_of(BLOCKED, "work_body")
     with Blocked(python, *args) as proc:
@@ -107,47 +104,84 @@ async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, any
                 await until(pilot, lambda: "Python breakpoint 1 at" in log_text(app, "console-log"), 15, "pybreak's answer")
                 assert "it takes effect when the Python agent loads" in log_text(app, "console-log")
                 await _continue(pilot, app)
-                if any_thread:
-                    # the worker takes the load at its next line, and the breakpoint fires in it at once
-                    await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == body
-                                and s.reason == "breakpoint", 60, "the breakpoint in the worker")
-                    assert "stopped: Python breakpoint 1" in _status_row(app)
-                    assert _agent_stop(app).func == "work"
-                else:
-                    # before 3.12 only the main thread takes a pending call: the status line says why nothing fires
-                    await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
-                    assert "when the main thread runs Python code" in log_text(app, "console-log")
-                    assert app.state.process is ProcessState.RUNNING
+                # a thread other than main takes the load (3.12/3.13: the worker, at its next line; 3.14: the
+                # worker's state, the GIL's last holder; 3.9-3.11 and 3.14t: a thread of its own), and the
+                # breakpoint fires in the worker at once
+                await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == body
+                            and s.reason == "breakpoint", 60, "the breakpoint in the worker")
+                assert "stopped: Python breakpoint 1" in _status_row(app)
+                assert _agent_stop(app).func == "work"
             finally:
                 await app.session.close()  # (attach: detaches)
         _still_fine(proc)
 
 
-@pytest.mark.parametrize("interp,any_thread", NOTHING_INTERPS)
-async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp, any_thread):
+async def _b_after_mains_line(pilot, app, after: int) -> None:
+    """b in the source pane, on the line after main's (where its Python frame shows it)."""
+    src = app.query_one(SourceView)
+    await until(pilot, lambda: src.path == str(BLOCKED) and src.cursor_line == after - 1, 30, "main's line shown")
+    src.focus()
+    await pilot.press("down", "b")
+    await until(pilot, lambda: "Python breakpoint 1 set; it takes effect when the Python agent loads"
+                in _status_row(app), 15, "the breakpoint's wait in the status line")
+
+
+async def _line_read_then_breakpoint(pilot, app, proc, after: int) -> None:
+    """A line for main's read: main runs Python again, and the breakpoint after its read fires; then the
+    program, detached, ends as it would have."""
+    proc.stdin.write(b"x\n")
+    proc.stdin.flush()
+    await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == after, 60,
+                "the breakpoint after main's read")
+    await app.session.close()
+    assert proc.poll() is None or proc.wait(30) == 0, proc.crashed()
+    assert proc.stdout.readline().strip() == b"got x"
+    assert proc.wait(30) == 0
+
+
+# Interpreters with a GIL: main can hold it in C
+GIL_INTERPS = [p for p in INTERPS if p.id != "3.14t"]
+
+
+@pytest.mark.parametrize("interp", GIL_INTERPS)
+async def test_nothing_runs_python_the_breakpoint_says_it_waits(interp):
+    # main holds the GIL in C (a read through ctypes.PyDLL): no thread can run Python, the load waits for
+    # main's next line (its pending call, or PEP 768 in its state, the GIL's last holder)
     python = _python(interp)
     after = line_of(BLOCKED, "blocked") + 1  # (stop.set(), once the read returns)
+    with Blocked(python, "held") as proc:
+        app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await _attached(pilot, app)
+            await _b_after_mains_line(pilot, app, after)
+            await _continue(pilot, app)
+            await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
+            assert pyagent.controller(app.session).info.status == "waiting"
+            # once the main thread runs Python (a line read), the agent loads and the breakpoint fires
+            await _line_read_then_breakpoint(pilot, app, proc, after)
+
+
+@pytest.mark.parametrize("interp", INTERPS)
+async def test_every_thread_blocked_in_c_with_the_gil_free(interp):
+    # main blocked in a read with the GIL released, no other thread: 3.9-3.11 and 3.14t load the agent at
+    # once through a thread of its own; 3.12-3.14 (a pending call, PEP 768) wait for main's next line
+    python = _python(interp)
+    at_once = interp in ("pyenv-3.9", "pyenv-3.10", "pyenv-3.11", "debian-3.11", "3.14t")
+    after = line_of(BLOCKED, "blocked") + 1
     with Blocked(python) as proc:
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await _attached(pilot, app)
-            # b in the source pane, on the line after main's (where its Python frame shows it)
-            src = app.query_one(SourceView)
-            await until(pilot, lambda: src.path == str(BLOCKED) and src.cursor_line == after - 1, 30, "main's line shown")
-            src.focus()
-            await pilot.press("down", "b")
-            await until(pilot, lambda: "Python breakpoint 1 set; it takes effect when the Python agent loads"
-                        in _status_row(app), 15, "the breakpoint's wait in the status line")
+            await _b_after_mains_line(pilot, app, after)
             await _continue(pilot, app)
-            await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30, "the wait in the status line")
-            text = pyagent.controller(app.session).info
-            assert text.status == "waiting"
-            # once the main thread runs Python (a line read), the agent loads and the breakpoint fires
-            proc.stdin.write(b"x\n")
-            proc.stdin.flush()
-            await until(pilot, lambda: (s := _agent_stop(app)) is not None and s.line == after, 60,
-                        "the breakpoint once the agent loads")
-            await app.session.close()
-        assert proc.poll() is None or proc.wait(30) == 0, proc.crashed()
-        assert proc.stdout.readline().strip() == b"got x"
-        assert proc.wait(30) == 0
+            ctl = pyagent.controller(app.session)
+            if at_once:
+                assert ctl.info.inject == "pending-call+thread"
+                await until(pilot, lambda: ctl.info.connected and "● running" in _status_row(app), 30,
+                            "the agent loaded while main is still blocked")
+                assert "wait" not in _status_row(app)
+            else:
+                await until(pilot, lambda: "Python breakpoints wait" in _status_row(app), 30,
+                            "the wait in the status line")
+                assert ctl.info.status == "waiting"
+            await _line_read_then_breakpoint(pilot, app, proc, after)

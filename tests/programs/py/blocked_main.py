@@ -2,7 +2,10 @@
 (tests/ui/test_ui_python_inactive.py, tests/ui/test_ui_attach_blocked_main.py). With the argument
 ``worker``, a second thread runs Python code in a loop until the line is read. The main thread blocks in
 a read of stdin, or (``join``) in joining a thread that reads it, or (``lock``) in acquiring a lock that
-such a thread releases once it has read it."""
+such a thread releases once it has read it. With ``held``, the main thread reads stdin in C holding the GIL
+(a ``ctypes.PyDLL`` call keeps it), so that no thread can run Python until the line comes. With ``phdr``
+(and ``join``), the thread reads the line inside glibc's ``dl_iterate_phdr``, in its callback: it holds the
+loader's lock until the line comes."""
 import sys
 import threading
 
@@ -29,8 +32,23 @@ def read_in_a_thread(join):
         got.append(sys.stdin.readline())
         held.release()
 
-    t = threading.Thread(target=reader, name="reader")
+    inside = threading.Event()
+    if "phdr" in sys.argv[1:]:
+        import ctypes
+
+        @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+        def in_dl_iterate_phdr(info, size, data):
+            inside.set()
+            reader()
+            return 1  # (no further object)
+
+        def reader_in_phdr():
+            ctypes.CDLL(None).dl_iterate_phdr(in_dl_iterate_phdr, None)
+
+    t = threading.Thread(target=reader_in_phdr if "phdr" in sys.argv[1:] else reader, name="reader")
     t.start()
+    if "phdr" in sys.argv[1:]:
+        inside.wait()
     print("ready", flush=True)
     if join:
         t.join()
@@ -39,16 +57,29 @@ def read_in_a_thread(join):
     return got[0]
 
 
+def held_read():
+    """A read of stdin that keeps the GIL (a ctypes.PyDLL function), and the buffer it reads into."""
+    import ctypes
+    import functools
+
+    buf = ctypes.create_string_buffer(256)
+    return functools.partial(ctypes.PyDLL(None).read, 0, buf, 255), buf
+
+
 def main():
     stop = threading.Event()
+    buf = None
     if "worker" in sys.argv[1:]:
         threading.Thread(target=worker, args=(stop,), name="worker", daemon=True).start()
     if "join" in sys.argv[1:] or "lock" in sys.argv[1:]:
         line = read_in_a_thread("join" in sys.argv[1:])
     else:
+        read, buf = held_read() if "held" in sys.argv[1:] else (sys.stdin.readline, None)
         print("ready", flush=True)
-        line = sys.stdin.readline()  # MARK:blocked
-    stop.set()
+        line = read()  # MARK:blocked
+    stop.set()  # MARK:after_read
+    if buf is not None:
+        line = buf.value.decode()
     print("got", line.strip(), flush=True)
 
 

@@ -2,12 +2,14 @@
 
 Executed with ``TUIDBG_ARGS`` in its globals (socket path, token, the directory
 holding tuidbg's package, whether tuidbg debugs several processes and whether it
-keeps this one's children). On CPython 3.9-3.11 it runs as a pending call
-(``Py_AddPendingCall(PyRun_SimpleString, ...)`` scheduled by gdb) in the main
-thread; on 3.12/3.13 as one of the interpreter's pending calls, in whichever
-thread runs Python first; on 3.14 as the PEP 768 debugger script of the thread
-that last held the GIL. Either way it runs between two bytecodes, with the GIL,
-in a fresh namespace (``tuidbg.engine.pyagent.inject``).
+keeps this one's children). On CPython 3.9-3.11 and free-threaded 3.14t it runs
+either as the main thread's pending call (scheduled by gdb) or in a thread that gdb
+made the program start (it takes the GIL with ``PyGILState_Ensure``), whichever
+runs Python first (``tuidbg.engine.pyagent.boot_thread``); on 3.12/3.13 as one of
+the interpreter's pending calls, in whichever thread runs Python first; on 3.14 as
+the PEP 768 debugger script of the thread that last held the GIL. Either way it
+runs with the GIL (or attached, 3.14t), between two bytecodes or in a thread of
+its own, in a fresh namespace (``tuidbg.engine.pyagent.inject``).
 """
 
 

@@ -192,7 +192,7 @@ class AgentBase(Extension):
         taken for what the block waits for (an inferior call's end, a request's answer), or another's exit
         come in the middle. gdb keeps the others' stops that are due until they run again."""
         s = self._session()
-        if len(s.state.inferiors) < 2:
+        if len(s.state.inferiors) < 2 or getattr(self, "_only_depth", 0):  # (inside another such block: its)
             yield
             return
         if self._sched_multiple is None:  # (the session's own setting, read once: a block cut short by a
@@ -200,9 +200,11 @@ class AgentBase(Extension):
             res = await s.cmd("-gdb-show schedule-multiple", check=False)
             self._sched_multiple = str(res.get("value") or "on")
         await s.cmd("-gdb-set schedule-multiple off", check=False)
+        self._only_depth = 1
         try:
             yield
         finally:
+            self._only_depth = 0
             # (the session's setting now: a run group sets it off, and on again when it ends)
             await s.cmd(f"-gdb-set schedule-multiple {s.schedule_multiple or self._sched_multiple}", check=False)
 

@@ -1,7 +1,8 @@
 """Loading the agent into a running process (``tuidbg attach``): the boot script, PEP 768
 (``sys.remote_exec``) where the interpreter allows it, else a pending call through gdb, each through
-a thread that runs Python where the version allows (3.12+: not only the main thread, which may be
-blocked in C: a join, a lock, a read); and
+a thread that runs Python (not only the main thread, which may be blocked in C: a join, a lock, a
+read): 3.12/3.13, the interpreter's pending calls; 3.14, PEP 768 in the GIL's last holder; before 3.12
+and on 3.14t, a thread of its own beside the main thread's pending call (``boot_thread``); and
 wrapping the session's detach so that the agent is off first."""
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from tuidbg.engine import mi
 from tuidbg.engine.errors import EngineError, MIError, Timeout
 import tuidbg.engine.pyagent.gate as gate
 from tuidbg.engine.pyagent.base import AgentBase, BOOT_DIR, ProcLink, TUIDBG_PARENT
+import tuidbg.engine.pyagent.boot_thread as boot_thread
+from tuidbg.engine.pyagent.boot_thread import BootThread
 from tuidbg.engine.state import ProcessState
-from tuidbg.engine.python.model import INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
+from tuidbg.engine.python.model import INJECT_MAIN_OR_THREAD, INJECT_PENDING, INJECT_PEP768, INJECT_WORDS, AgentInfo
 
 log = logging.getLogger("tuidbg.engine")
 
@@ -25,13 +28,16 @@ log = logging.getLogger("tuidbg.engine")
 LOADS_ANY = "it loads at the next Python line of any thread"
 LOADS_MAIN = "it loads when the main thread runs Python code"
 LOADS_LAST = "it loads at the next Python line of the thread that last ran Python"
+LOADS_MAIN_OR_THREAD = ("it loads at the main thread's next Python line, or in a thread of its own as soon as "
+                        "no thread holds the GIL")
+LOADS_THREAD = "it loads in a thread of its own, or at the main thread's next Python line"
 
 # _Py_DebugOffsets of 3.14 (8-byte words; tuidbg.gdbext.cpython_layouts, layout 14): the interpreter's
 # thread list, its GIL's last holder, a thread state's next.
 _DO_THREADS_HEAD, _DO_GIL_HOLDER, _DO_TSTATE_NEXT = 9, 19, 24
 
 
-class Injection(AgentBase):
+class Injection(BootThread, AgentBase):
     """Part of ``PyAgent`` (see the module's docstring)."""
 
     # -- attach: loading the agent into a running process ------------------------------------------
@@ -99,6 +105,9 @@ class Injection(AgentBase):
         sock, uid, gid = await self._socket_of_target(pid)
         version = await self._target_hexversion()
         why = "Python before 3.14 has no PEP 768 remote execution"
+        no_thread = await self._inject_own_thread(version, sock, link, say)
+        if no_thread is None:
+            return
         if version is not None and version >= 0x030E0000:
             script = self._write_boot_script(pid, sock, uid, gid)
             ok, why = await self._inject_pep768(script, link)
@@ -108,11 +117,36 @@ class Injection(AgentBase):
                 self._say_injected(link, say)
                 return
         log.info("PEP 768 injection not used in %s (%s); using a pending call", pid, why)
+        if no_thread:
+            why += f"; no thread of its own: {no_thread}"
         any_thread = version is not None and version >= 0x030C0000
         await self._inject_pending_call(self._boot_code(sock), link, any_thread)
         link.info = replace(link.info, status="waiting", inject=INJECT_PENDING, inject_note=why,
                             message=LOADS_ANY if link.injection and link.injection[0] == "pending-any" else LOADS_MAIN)
         self._say_injected(link, say)
+
+    async def _inject_own_thread(self, version: int | None, sock: str, link: ProcLink, say: bool) -> str | None:
+        """Where neither a pending call nor PEP 768 reaches a thread that runs Python, a booting thread of
+        its own (``boot_thread``): before 3.12, and in a free-threaded build. None once it is done; else
+        why not, nothing changed ("" where it is not for this interpreter): then the other ways are taken."""
+        old = version is None or version < 0x030C0000
+        if not old:
+            if version < 0x030E0000:
+                return ""  # (3.12, 3.13: the interpreter's pending calls, which any thread runs)
+            gil = await self.gil_holder()
+            if not gil.get("free_threaded"):
+                return ""  # (3.14 with a GIL: PEP 768 in the thread that last held it)
+        try:
+            # (the main thread's pending call beside it, whichever runs Python first: a main thread that runs
+            # Python loads the agent before its next line, as a pending call alone did)
+            await self._inject_thread(self._boot_code(sock), link, main_too=True)
+        except EngineError as exc:
+            log.info("no booting thread in %s (%s); the other ways", link.pid, exc)
+            return str(exc)
+        link.info = replace(link.info, status="waiting", inject=INJECT_MAIN_OR_THREAD, inject_note=None,
+                            message=LOADS_MAIN_OR_THREAD if old else LOADS_THREAD)
+        self._say_injected(link, say)
+        return None
 
     async def _switch_inferior(self, iid: str) -> None:
         """gdb's current inferior becomes ``iid`` (and its thread the selected one). Not MI's --thread-group
@@ -185,7 +219,16 @@ class Injection(AgentBase):
             try:
                 if iid and len(self._links) > 1:
                     await self._switch_inferior(iid)
-                if kind in ("pending", "pending-any"):
+                if kind == "thread":
+                    # The booting thread ends at its gate, and the pending call beside it does nothing (one that
+                    # claimed the load already is under way: it finds no debugger and says so on stderr).
+                    gate = addr + boot_thread.GATE
+                    r = await s.cmd(f"-data-read-memory-bytes {gate:#x} 4")
+                    now = int.from_bytes(bytes.fromhex(mi.as_list(r.get("memory"))[0]["contents"]), "little")
+                    if now != boot_thread.GATE_CLAIMED:
+                        await s.cmd(f"-data-write-memory-bytes {gate:#x} "
+                                    f"{struct.pack('<i', boot_thread.GATE_CANCELLED).hex()}")
+                elif kind in ("pending", "pending-any"):
                     # The queued call runs PyRun_SimpleString on this page: make it a statement that does nothing.
                     await s.cmd(f"-data-write-memory-bytes {addr:#x} {b'pass'.hex()}00")
                 elif kind == "pep768":

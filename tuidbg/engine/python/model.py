@@ -344,7 +344,12 @@ class AgentStop:
 # How ``tuidbg attach`` loaded the agent into the process.
 INJECT_PEP768 = "pep768"  # 3.14+: the PEP 768 fields of the main thread state (what sys.remote_exec writes)
 INJECT_PENDING = "pending-call"  # gdb inferior calls: Py_AddPendingCall(PyRun_SimpleString, page)
+# 3.9-3.11, free-threaded: gdb makes the program start a thread that boots it, and queues the main thread's
+# pending call beside it (tuidbg.engine.pyagent.boot_thread)
+INJECT_MAIN_OR_THREAD = "pending-call+thread"
 INJECT_WORDS = {
+    INJECT_MAIN_OR_THREAD: ("through gdb: the main thread's pending call or a thread of its own, whichever runs "
+                            "Python first (inferior calls to Py_AddPendingCall and pthread_create)"),
     INJECT_PEP768: "through PEP 768 remote execution (the fields sys.remote_exec writes)",
     INJECT_PENDING: "through gdb (an inferior call to Py_AddPendingCall)",
 }

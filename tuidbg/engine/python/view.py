@@ -398,9 +398,12 @@ def breakpoint_waits_note(info: AgentInfo | None, running: bool) -> str | None:
     where = info.message or "it loads when the main thread runs Python code"
     text = f"it takes effect when the Python agent loads: {where}"
     if running:
-        main = "main thread" in where
-        text += (", and the main thread has not run any since the attach (it is blocked in C)" if main else
-                 ", and no thread has run any since the attach (all are blocked in C)")
+        if "no thread holds the GIL" in where:
+            text += ", and neither has come since the attach (a thread holds the GIL in C)"
+        elif "main thread" in where:
+            text += ", and the main thread has not run any since the attach (it is blocked in C)"
+        elif "thread of its own" not in where:
+            text += ", and no thread has run any since the attach (all are blocked in C)"
     return text
 
 
