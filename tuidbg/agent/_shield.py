@@ -168,10 +168,27 @@ def disarm_after_detach(stop_lock):
         time.sleep(0.25)
         _disarm_when_free(stop_lock, gen)
 
+    _start_bare_thread(wait)
+
+
+def _start_bare_thread(fn, timeout=5.0):
+    """Run ``fn`` in a thread of ``_thread``'s (not in ``threading.enumerate()``), once it has started:
+    as ``threading.Thread.start`` does, return only when the thread runs. A thread started just before
+    the program ends (its main thread returning from the stop that said detach) and not yet running when
+    the interpreter finalizes took its thread state from under it: CPython 3.11 then crashed in the new
+    thread's start (``_PyThreadState_SetCurrent`` on a freed state, SIGSEGV after tuidbg let go)."""
+    started = _thread.allocate_lock()
+    started.acquire()
+
+    def run():
+        started.release()
+        fn()
+
     try:
-        _thread.start_new_thread(wait, ())
+        _thread.start_new_thread(run, ())
     except RuntimeError:  # (the interpreter is finalizing: the process is ending)
-        pass
+        return
+    started.acquire(True, timeout)
 
 
 def _disarm_when_free(stop_lock, gen):
