@@ -66,7 +66,7 @@ CLOSED_WAITS = 500
 # comes after the agent is in place either way, as when it ran the boot itself. Each callee is called
 # through its absolute address in the table after the code (``call [rip+disp32]``).
 _CALLEES = ("pthread_self", "pthread_detach", "nanosleep", "PyGILState_Ensure", "PyRun_SimpleString",
-            "PyGILState_Release", "PyEval_SaveThread", "PyEval_RestoreThread")
+            "PyGILState_Release", "PyEval_SaveThread", "PyEval_RestoreThread", "Py_IsInitialized")
 _CLAIM = (
     b"\xb8" + struct.pack("<i", GATE_OPEN),  # mov eax, GATE_OPEN
     b"\xb9" + struct.pack("<i", GATE_CLAIMED),  # mov ecx, GATE_CLAIMED
@@ -98,6 +98,10 @@ _X86_64 = (
     ("label", "open"),
     b"\x83\xf8" + bytes([GATE_OPEN]),  # cmp eax, GATE_OPEN
     ("jump", b"\x75", "out"),  # jne out                     (cancelled, or claimed already)
+    ("call", 8),  # Py_IsInitialized()           (0 once the program ends: Py_FinalizeEx says so first)
+    b"\x85\xc0",  # test eax, eax
+    ("jump", b"\x74", "out"),  # jz out                      (its interpreter is going: no thread state of
+    #                                                         ours, PyGILState_Ensure would find none)
     ("call", 3),  # PyGILState_Ensure()
     b"\x41\x89\xc4",  # mov r12d, eax                (its state)
     *_CLAIM,
