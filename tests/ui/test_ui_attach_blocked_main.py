@@ -87,17 +87,20 @@ def _still_fine(proc: subprocess.Popen) -> None:
 # PEP 768, and a free-threaded build's thread of its own)
 BLOCKED_IN = {"read": ("worker",), "join": ("worker", "join"), "lock": ("worker", "lock")}
 EACH_WAY = ("debian-3.11", "pyenv-3.12", "3.14", "3.14t")
-WORKER_CASES = [pytest.param(p.values[0], args, id=f"{p.id}-{how}", marks=p.marks)
-                for how, args in BLOCKED_IN.items() for p in INTERPS if how == "read" or p.id in EACH_WAY]
+# (at 80x24; and the read on one interpreter of each way that makes a thread of its own at 160x48)
+WORKER_CASES = [pytest.param(p.values[0], args, (80, 24), id=f"{p.id}-{how}", marks=p.marks)
+                for how, args in BLOCKED_IN.items() for p in INTERPS if how == "read" or p.id in EACH_WAY] + [
+    pytest.param(p.values[0], BLOCKED_IN["read"], (160, 48), id=f"{p.id}-read-160x48", marks=p.marks)
+    for p in INTERPS if p.id in ("debian-3.11", "3.14t")]
 
 
-@pytest.mark.parametrize("interp,args", WORKER_CASES)
-async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, args):
+@pytest.mark.parametrize("interp,args,size", WORKER_CASES)
+async def test_breakpoint_in_worker_fires_while_main_is_blocked_in_c(interp, args, size):
     python = _python(interp)
     body = line_of(BLOCKED, "work_body")
     with Blocked(python, *args) as proc:
         app = make_app(mode="attach", pid=proc.pid, agent=True, python_target=True)
-        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        async with app.run_test(size=size, notifications=True) as pilot:
             try:
                 await _attached(pilot, app)
                 await _console(pilot, app, f"pybreak {BLOCKED}:{body}")
