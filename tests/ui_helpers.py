@@ -84,10 +84,11 @@ def abandon_leftovers() -> None:
             session.abandon()
 
 
-async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition",
+async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, what: str | Callable[[], str] = "condition",
                 floor: float | None = None) -> None:
     """Pause until ``predicate()`` holds; fail after ``timeout`` seconds, but never sooner than ``floor``
-    (default ``helpers.LOADED_FLOOR``: what takes ms on an idle machine can take seconds on a loaded one)."""
+    (default ``helpers.LOADED_FLOOR``: what takes ms on an idle machine can take seconds on a loaded one).
+    ``what`` names the condition in the failure; a callable is asked then (to say what was there instead)."""
     from helpers import LOADED_FLOOR
 
     timeout = max(timeout, LOADED_FLOOR if floor is None else floor)
@@ -95,8 +96,18 @@ async def until(pilot, predicate: Callable[[], bool], timeout: float = 30.0, wha
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
         await pilot.pause(0.05)
+
+
+def process_said(app) -> str:
+    """The program's state as the app has it, for a failure's message: "stopped (entry) in main", "running"."""
+    st = app.state
+    said = st.process.name.lower().replace("_", " ")
+    if st.is_stopped and st.stop is not None:
+        frame = st.stop.frame
+        said += f" ({st.stop.reason})" + (f" in {frame.func}" if frame is not None and frame.func else "")
+    return said
 
 
 async def until_stopped(pilot, timeout: float = 30.0, generation: int | None = None) -> None:
@@ -111,7 +122,7 @@ async def until_stopped(pilot, timeout: float = 30.0, generation: int | None = N
             return False
         return not app.session.refreshing and app.session.state is st
 
-    await until(pilot, done, timeout, "the program to stop")
+    await until(pilot, done, timeout, lambda: f"the program to stop (the app has it {process_said(app)})")
     await until_shown(pilot)
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import requires_gdb
 from helpers import DEBIAN_PY311, wait_for
 from tmux_term import tmux  # noqa: F401 (fixture)
-from ui_helpers import log_text, make_app, screen_rows, until, until_stopped
+from ui_helpers import log_text, make_app, process_said, screen_rows, until, until_stopped
 
 from tuidbg import cli
 from tuidbg.engine.debugger import new_session
@@ -83,9 +83,14 @@ async def test_a_program_that_exits_at_once_shows_its_last_lines(monkeypatch, tm
 
 
 async def test_a_failed_ex_command_is_in_the_status_line_until_the_first_stop(monkeypatch, tmp_path, threads_prog):
-    app = _run_app(monkeypatch, tmp_path, "-ex", "frobnicate", "--", str(threads_prog))
+    """The program runs until ctrl+c stops it: it sleeps, and tuidbg does not stop it at its entry (a program
+    that stops by itself at main may do so before the test ever sees it running)."""
+    app = _run_app(monkeypatch, tmp_path, "-ex", "frobnicate", "--no-stop-at-entry", "--", str(threads_prog), "sleep")
     async with app.run_test(size=(160, 40)) as pilot:
-        await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 60, "the program to run")
+        await until(pilot, lambda: "sleeping " in log_text(app, "output-log"), 60,
+                    lambda: f"the program to run and say so (the app has it {process_said(app)})")
+        await until(pilot, lambda: app.state.process is ProcessState.RUNNING, 10,
+                    lambda: f"the app to have it running (it has it {process_said(app)})")
         await until(pilot, lambda: "⚠ frobnicate: Undefined command" in _status(app), 10, "the -ex error")
         assert app.start_problems() == ['frobnicate: Undefined command: "frobnicate".  Try "help".']
         await pilot.press("ctrl+c")

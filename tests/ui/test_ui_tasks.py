@@ -71,7 +71,16 @@ async def test_tasks_tab_and_a_task_in_the_frames_pane(tmp_path):
         assert sw[2] == "pending" and sw[3].startswith("Event.wait ") and sw[4] == "Future (pending)", sw
         # (on the screen once the pane's rows are painted: the next screen update after they came)
         await until(pilot, lambda: all(w in screen(app) for w in ("Tasks", "parent-gather", "Event.wait locks.py:")),
-                    10, "the tasks on the screen")
+                    10, lambda: f"the tasks on the screen:\n{screen(app)}")
+        # New rows are whole in the very next screen update, whenever it comes: a screen update between the
+        # rows and the table's idle (when Textual's DataTable measures its columns) once drew the cells cut
+        # to the columns' titles ("pare", "Event.w…"), and the table kept those cells until its rows changed
+        # again. The rows given again (another task marked as shown, then none), the screen drawn at once:
+        awaits = next(t.addr for t in app.state.python.tasks.tasks if t.name == "awaits-task")
+        for shown in (awaits, 0):
+            pane.update_state(app.state, shown)
+            text = screen(app)
+            assert all(w in text for w in ("parent-gather", "Event.wait locks.py:", "awaits_task tasks_demo.py:")), text
         # Enter on 'awaits-task': its coroutine in the Python frames pane, the source and locals follow
         pane.move_cursor(row=names.index("awaits-task"))
         await pilot.press("enter")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -15,6 +17,22 @@ from tuidbg.ui.text import fold_templates, shorten_path, visible
 
 def T(s: object, style: str = "") -> Text:
     return Text(visible(str(s)), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def add_fitted_columns(table: DataTable, labels: Sequence[str], rows: Iterable[Sequence[Text]]) -> None:
+    """Columns ``labels``, each as wide as its widest cell of ``rows`` (or its title), set now.
+
+    A column Textual sizes itself (``add_columns``) is as wide as its title until the table next goes
+    idle and measures its rows; a screen update before that (another widget's, a notification's, a
+    screenshot) draws the cells cut to the title's width, and DataTable keeps those renders (its cell
+    cache knows nothing of column widths) until its rows change again. For a table that makes its columns
+    anew with its rows (to fit what it shows now), that is every row, left cut for as long as it is shown."""
+    widths = [Text(label).cell_len for label in labels]
+    for row in rows:
+        for i, cell in enumerate(row[:len(widths)]):
+            widths[i] = max(widths[i], cell.cell_len)
+    for label, width in zip(labels, widths):
+        table.add_column(label, width=width)
 
 
 class ChoosesRows(ReportsUserMoves):

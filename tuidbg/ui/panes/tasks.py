@@ -9,13 +9,16 @@ coroutine waits and what that awaits. Enter shows the task's coroutines in the P
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
 from tuidbg.engine.python.tasks import tree
 from tuidbg.engine.state import DebuggerState
-from tuidbg.ui.panes.tables import T
+from tuidbg.ui.panes.tables import T, add_fitted_columns
+
+COLUMNS = (" ", "Task", "State", "Waits in", "Awaiting")
 
 
 class TasksPane(DataTable):
@@ -50,42 +53,49 @@ class TasksPane(DataTable):
 
     def update_state(self, state: DebuggerState, shown: int = 0) -> None:
         """``shown``: the task whose coroutines the Python frames pane shows (0: none)."""
-        tasks = state.python.tasks
-        key = (state.generation, state.process, tasks, shown)
+        key = (state.generation, state.process, state.python.tasks, shown)
         if key == self._key:
             return
         self._key = key
         row = self.cursor_row
+        rows = self._rows(state, shown)
         self.clear(columns=True)  # (the columns fit what is shown now, not what was: 80 columns are few)
-        self.add_columns(" ", "Task", "State", "Waits in", "Awaiting")
+        add_fitted_columns(self, COLUMNS, (cells for cells, _ in rows))  # (whole in any screen update from now)
+        for cells, row_key in rows:
+            self.add_row(*cells, key=row_key)
+        if rows and rows[0][1] != "none":  # (tasks: the cursor stays on the row it was on)
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    @staticmethod
+    def _rows(state: DebuggerState, shown: int) -> list[tuple[list[Text], str]]:
+        """The rows (cells, key) for ``state``: a task each, or one that says why there are none."""
+
+        def note(text: str) -> list[tuple[list[Text], str]]:
+            return [([T(""), T(text, "dim"), T(""), T(""), T("")], "none")]
+
+        tasks = state.python.tasks
         if not state.is_stopped:
-            self.add_row(T(""), T(f"(the program is {state.process.value})", "dim"), T(""), T(""), T(""), key="none")
-            return
+            return note(f"(the program is {state.process.value})")
         if tasks is None or (tasks.ok and not tasks.full):
-            self.add_row(T(""), T("(reading the tasks…)", "dim"), T(""), T(""), T(""), key="none")
-            return
+            return note("(reading the tasks…)")
         if not tasks.ok:
-            self.add_row(T(""), T(f"(the tasks could not be read: {tasks.reason})", "dim"), T(""), T(""), T(""),
-                         key="none")
-            return
+            return note(f"(the tasks could not be read: {tasks.reason})")
         if not tasks.tasks:
-            self.add_row(T(""), T(f"({tasks.note or 'no asyncio tasks'})", "dim"), T(""), T(""), T(""), key="none")
-            return
+            return note(f"({tasks.note or 'no asyncio tasks'})")
+        rows = []
         for i, (t, depth) in enumerate(tree(tasks)):
             mark = "▶" if t.addr == shown else ("●" if t.executing or t.current else " ")
             state_text = "running" if t.executing else t.state + (" (current)" if t.current else "")
             f = t.innermost
             where = f"{f.name} {f.file.rsplit('/', 1)[-1]}:{f.line}" if f is not None else ""
-            self.add_row(
+            rows.append(([
                 T(mark, "bold"),
                 T("  " * depth + t.name, "bold" if t.executing else ""),
                 T(state_text, "bold green" if t.executing else ("yellow" if t.state == "pending" else "dim")),
                 T(where),
                 T((t.awaiting or t.error or "").replace("_asyncio.", "")),
-                key=f"{t.addr}:{i}",
-            )
-        if self.row_count:
-            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+            ], f"{t.addr}:{i}"))
+        return rows
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
