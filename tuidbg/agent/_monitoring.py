@@ -21,10 +21,10 @@
   thread; while a step is on, nothing returns DISABLE.
 - Raised exceptions filtered by type: RAISE globally while a filter is set.
 - Threads really running together (free-threaded 3.13t/3.14t): the breakpoint
-  table is swapped in one store, and a callback that began under an older table
-  never returns DISABLE (see ``_disable``). Every DISABLE, ``set_local_events``,
-  ``set_events``, ``restart_events`` and ``sys._current_frames()`` stops the
-  world in such a build: done while the others run, never while gdb holds them.
+  table is swapped in one store, and no callback returns DISABLE (see
+  ``_disable``). Every ``set_local_events``, ``set_events``, ``restart_events``
+  and ``sys._current_frames()`` stops the world in such a build: done while the
+  others run, never while gdb holds them.
 """
 
 import _thread
@@ -37,6 +37,7 @@ from ._lines import canon, nested_codes
 from ._registry import AGENT_PREFIX, run_by_agent as _run_by_agent
 
 mon = sys.monitoring
+_FREE_THREADED = not getattr(sys, "_is_gil_enabled", lambda: True)()  # (as core's FREE_THREADED)
 E = mon.events
 DISABLE = mon.DISABLE
 
@@ -293,10 +294,18 @@ class MonitoringBackend(object):
 
     def _disable(self, gen):
         """DISABLE, unless the breakpoint table changed since the callback began (``gen``): another
-        thread (free-threaded: really at the same time) put in a table this callback has not seen, and
-        ran ``restart_events`` already; disabling now would hide a new breakpoint until the next one.
-        Nothing between this test and the interpreter's handling of DISABLE lets the refresh's
-        ``restart_events`` (a stop-the-world in a free-threaded build) in."""
+        thread put in a table this callback has not seen, and ran ``restart_events`` already; disabling
+        now would hide a new breakpoint until the next one. With a GIL nothing between this test and the
+        interpreter's handling of DISABLE lets the refresh's ``restart_events`` in.
+
+        Free-threaded: never DISABLE. The interpreter handles a DISABLE in a stop-the-world of its own,
+        which waits for one under way: the refresh's ``restart_events`` could come in between, and a
+        DISABLE decided under the old table then removed a new breakpoint's line for good (a breakpoint
+        set while eight threads spin on its line never fired: tests/agent/test_agent_threads8.py, 1 run
+        in 18 under load). The cost: the lines of a code object that holds a breakpoint call back each
+        time they run in such a build (only those code objects have LINE on)."""
+        if _FREE_THREADED:
+            return None
         self._disabled = True
         if gen != self.table_gen:
             return None
