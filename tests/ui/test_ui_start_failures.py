@@ -185,7 +185,10 @@ async def test_a_script_that_is_not_python_is_named_in_the_status_line(monkeypat
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: app.state.process is ProcessState.EXITED, 60, "the program to exit")
         await until(pilot, lambda: "SyntaxError" in _status(app), 10, "the status line to name the SyntaxError")
-        assert any("│ SyntaxError: invalid syntax" in r for r in screen_rows(app)), "\n".join(screen_rows(app))
+        # (the console brought into view in place of the stacks: on the screen from its next layout, which may
+        # come after the status line's repaint)
+        await until(pilot, lambda: any("│ SyntaxError: invalid syntax" in r for r in screen_rows(app)), 10,
+                    lambda: "the console's last lines on the screen:\n" + "\n".join(screen_rows(app)))
 
 
 async def test_unbalanced_ex_commands_are_start_up_errors_and_the_session_goes_on(make_session, threads_prog):
