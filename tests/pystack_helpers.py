@@ -194,5 +194,8 @@ async def shows_its_python(s, st, stop, local_names: set[str], timeout: float = 
             assert any(name in ("main", "<module>") for _, fs in frames for name, _ in fs), frames
         # (a child being started, or ending, may run no Python frame at the moment)
         own = inf.python.agent.control_native_id if inf.python.agent is not None else None
-        users = any(not is_agent_file(f.file) for t in inf.python.stack.threads if t.lwp != own for f in t.frames)
+        # (a user's frame: one outer to every frame of the agent's; what the agent's code calls, realpath in its
+        # callback on a code object it has not seen, is the agent's doing)
+        users = any(not is_agent_file(f.file) for t in inf.python.stack.threads if t.lwp != own
+                    for f in t.frames[1 + max((i for i, g in enumerate(t.frames) if is_agent_file(g.file)), default=-1):])
         assert (view.process_line(inf) is not None) == users, (inf.id, frames)

@@ -146,15 +146,17 @@ class AppThread:
                 await pilot.pause(0.05)
             else:
                 await pilot.press(*keys)
-        # back to a stop with no dialog on top, for the next sequence
-        for _ in range(3):
-            if not app.is_running or (len(app.screen_stack) == 1 and getattr(app.focused, "id", None) not in (
-                    "console-input", "output-input")):
-                break
-            self._burst(app, ["escape", "escape"])
-            await pilot.pause(0.05)
-        # (a step typed in the sequence may begin only now, after the keys before it: interrupted whenever it runs)
+        # back to a stop with no dialog on top, for the next sequence: Escape until the dialogs are gone (a
+        # dialog a burst opened may come up only after the Escapes sent first, under load; while one is up,
+        # ctrl+c is its input's, not the debugger's)
         loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while app.is_running and (len(app.screen_stack) > 1 or getattr(app.focused, "id", None) in (
+                "console-input", "output-input")):
+            assert loop.time() < deadline, f"timed out after 60s closing the dialogs: screens {app.screen_stack!r}"
+            self._burst(app, ["escape", "escape"])
+            await pilot.pause(0.2)
+        # (a step typed in the sequence may begin only now, after the keys before it: interrupted whenever it runs)
         deadline = loop.time() + 60
         while app.is_running and not app.state.is_stopped:
             assert loop.time() < deadline, (
