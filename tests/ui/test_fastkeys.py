@@ -92,12 +92,27 @@ async def _quiet(pilot, found: list) -> None:
 
 async def test_a_bound_run_control_key_runs_its_action_once_the_short_way(taken):
     app = KeysApp(Pane())
+    fast = ("n", ("exec", ("next",)))
     async with app.run_test() as pilot:
+        # (a message may still be queued when a key comes, under load: a timer's, the start's own; that key
+        # rightly goes Textual's way, after it) each press runs its action once, whichever way it went; pressed
+        # until two went the short way (the first two, on an idle machine)
+        shortcuts = 0
+        for _ in range(50):
+            await _quiet(pilot, taken)
+            before = len(app.ran)
+            await pilot.press("n")
+            await pilot.pause()
+            assert app.ran[before:] == ["next"]  # (once: a key taken the short way did not go on to Textual too)
+            assert taken in ([fast], [("n", None)])
+            shortcuts += taken == [fast]
+            if shortcuts == 2:
+                break
+        assert shortcuts == 2, "no n went the short way in 50 presses, each when the app's queues were empty"
         await _quiet(pilot, taken)
-        await pilot.press("n", "n", "x")
+        await pilot.press("x")
         await pilot.pause()
-    assert app.ran == ["next", "next", "other"]  # (once each: the key did not go on to Textual too)
-    assert taken == [("n", ("exec", ("next",))), ("n", ("exec", ("next",))), ("x", None)]
+    assert app.ran[-1] == "other" and taken == [("x", None)]  # (a binding not of FAST_ACTIONS: Textual's way)
 
 
 async def test_a_focused_input_gets_the_letter(taken):

@@ -146,27 +146,34 @@ class AppThread:
                 await pilot.pause(0.05)
             else:
                 await pilot.press(*keys)
-        # back to a stop with no dialog on top, for the next sequence: Escape until the dialogs are gone (a
-        # dialog a burst opened may come up only after the Escapes sent first, under load; while one is up,
-        # ctrl+c is its input's, not the debugger's)
+        # back to a stop with no dialog on top, for the next sequence, in one loop: a dialog a burst opened may
+        # come up late under load (after Escapes sent first, or while the program is being stopped), and while
+        # one is up ctrl+c is its input's, not the debugger's; a step typed in the sequence may begin only now
+        # (a run after the stop): interrupted whenever it runs. Done once the app, idle, is at a stop with no
+        # dialog.
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
-        while app.is_running and (len(app.screen_stack) > 1 or getattr(app.focused, "id", None) in (
-                "console-input", "output-input")):
-            assert loop.time() < deadline, f"timed out after 60s closing the dialogs: screens {app.screen_stack!r}"
-            self._burst(app, ["escape", "escape"])
-            await pilot.pause(0.2)
-        # (a step typed in the sequence may begin only now, after the keys before it: interrupted whenever it runs)
-        deadline = loop.time() + 60
-        while app.is_running and not app.state.is_stopped:
+        deadline = loop.time() + 90
+        while True:
+            await pilot.pause()  # (the keys queued before are handled)
+            if not app.is_running:
+                return
+            dialog = len(app.screen_stack) > 1 or getattr(app.focused, "id", None) in ("console-input",
+                                                                                      "output-input")
+            if not dialog and app.state.is_stopped:
+                return
             assert loop.time() < deadline, (
-                f"timed out after 60s waiting for the program to stop again: {app.state.process.name}, "
+                f"timed out after 90s bringing the app back to a stop with no dialog: {app.state.process.name}, "
                 f"python {app.state.python.transient=} {app.state.python.stop_pending=}; focused {app.focused!r}, "
-                f"screens {app.screen_stack!r}; the screen's rows: {[r for r in screen_rows(app) if r.strip()][-4:]}")
+                f"screens {app.screen_stack!r}; the screen's rows: {[r for r in screen_rows(app) if r.strip()]}")
+            if dialog:
+                self._burst(app, ["escape", "escape"])
+                await pilot.pause(0.2)
+                continue
             if app.state.process is ProcessState.RUNNING:
                 await pilot.press("ctrl+c")
             pause_end = loop.time() + 2
-            while app.is_running and not app.state.is_stopped and loop.time() < pause_end:
+            while app.is_running and not app.state.is_stopped and len(app.screen_stack) == 1 \
+                    and loop.time() < pause_end:
                 await pilot.pause(0.05)
 
     @staticmethod

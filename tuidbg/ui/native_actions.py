@@ -121,7 +121,7 @@ class NativeActions:
                 await view.show_address(addr, pc=True, top=top)
                 self._disasm_title()
 
-            self.run_worker(follow(), group="disasm", exclusive=True, exit_on_error=False)
+            self.run_worker(follow, group="disasm", exclusive=True, exit_on_error=False)
         self._native_panes(state)
 
     def _native_panes(self: Any, state: "DebuggerState") -> None:

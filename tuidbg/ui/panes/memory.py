@@ -137,7 +137,7 @@ class MemoryView(ScrollView, can_focus=True):
         key = (state.generation, state.selected_thread, state.selected_frame)
         if key != self._read_key:
             self._read_key = key
-            self.run_worker(self.reread(), group="memory", exclusive=True, exit_on_error=False)
+            self.run_worker(self.reread, group="memory", exclusive=True, exit_on_error=False)
 
     async def grow(self, direction: int) -> None:
         if not self.data or len(self.data) >= MAX_SPAN:

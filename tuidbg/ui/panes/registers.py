@@ -78,7 +78,7 @@ class RegistersPane(RowList):
         if key == self._read_key or not visible_now:
             return
         self._read_key = key
-        self.run_worker(self.read(), group="registers", exclusive=True, exit_on_error=False)
+        self.run_worker(self.read, group="registers", exclusive=True, exit_on_error=False)
 
     async def read(self) -> None:
         if self._source is None:
@@ -142,7 +142,7 @@ class RegistersPane(RowList):
                 self._render_rows()
             else:
                 self.open_groups.add(p)
-                self.run_worker(self.read(), group="registers", exclusive=True, exit_on_error=False)
+                self.run_worker(self.read, group="registers", exclusive=True, exit_on_error=False)
 
     def on_row_list_row_chosen(self, event: RowList.RowChosen) -> None:
         if event.activated and isinstance(event.payload, str):
