@@ -163,8 +163,9 @@ class AppThread:
                 return
             assert loop.time() < deadline, (
                 f"timed out after 90s bringing the app back to a stop with no dialog: {app.state.process.name}, "
-                f"python {app.state.python.transient=} {app.state.python.stop_pending=}; focused {app.focused!r}, "
-                f"screens {app.screen_stack!r}; the screen's rows: {[r for r in screen_rows(app) if r.strip()]}")
+                f"python {app.state.python.transient=} {app.state.python.stop_pending=}; gdb: "
+                f"{app.session.health().describe() or 'answering'}; focused {app.focused!r}, screens "
+                f"{app.screen_stack!r}; the screen's rows: {[r for r in screen_rows(app) if r.strip()]}")
             if dialog:
                 self._burst(app, ["escape", "escape"])
                 await pilot.pause(0.2)
