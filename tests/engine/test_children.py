@@ -18,6 +18,7 @@ from helpers import DEBIAN_PY311, PROGRAMS, line_of, wait_for
 from pystack_helpers import TORCH_PYTHON, shows_its_python
 
 from tuidbg.engine import pyagent
+from tuidbg.engine.errors import Timeout
 from tuidbg.gdbext.pythonexe import is_python_program
 from tuidbg.engine.state import ProcessState
 
@@ -329,7 +330,11 @@ async def test_a_pool_shuts_down_without_stopping_the_session(make_session, how,
     await s.launch()
     stops = []
     while True:
-        st = await ctl.wait_stop(TIMEOUT)
+        try:
+            st = await ctl.wait_stop(TIMEOUT)
+        except Timeout as e:
+            raise AssertionError(f"no stop after {stops}: {s.state.process.name}, {s.state.python.transient=}, "
+                                 f"{s.state.python.stop_pending=}, inferiors {s.state.inferiors}") from e
         if st.process is ProcessState.EXITED:
             break
         assert st.is_stopped
@@ -341,21 +346,26 @@ async def test_a_pool_shuts_down_without_stopping_the_session(make_session, how,
             if stops[-1] == "SIGTERM (Terminated)":
                 # shown as gdb's setting says; set back, the next ones pass unseen
                 await s.console("handle SIGTERM nostop noprint")
+                signalled = st.stopped_inferior
         assert len(stops) <= 12, stops
         await ctl.resume()
     assert stops.count("square") == 4, stops
     assert stops == ["square"] * 4 + (["SIGTERM (Terminated)"] if term_stops else []), stops
     assert st.selected_inferior == "i1" and st.exit_code == 0 and not st.live_inferiors(), st.inferiors
     assert b"pool said [0, 1, 4, 9]" in out
-    if not term_stops:
+    if term_stops:
+        # continued from its SIGTERM stop, the worker was let go with the signal (gdb 13 following it to its
+        # death failed an internal check and exited, now and then)
+        inf = st.find(signalled)
+        assert inf.process is ProcessState.DETACHED and inf.left == "got SIGTERM: let go to end untraced", inf
+    else:
         assert not any("could not refresh" in text for text in console), console
-        # the workers that got SIGTERM were let go with it (gdb 13 loses track of processes dying together),
-        # and ended untraced: nothing is left
+        # the workers that got SIGTERM were let go with it (gdb 13 loses track of processes dying together)
         let_go = [inf for inf in st.inferiors if inf.process is ProcessState.DETACHED]
         assert all("SIGTERM" in (inf.left or "") for inf in let_go), st.inferiors
-        from faults.procs import assert_clean
+    from faults.procs import assert_clean
 
-        assert_clean({inf.os_pid for inf in st.inferiors if inf.os_pid})
+    assert_clean({inf.os_pid for inf in st.inferiors if inf.os_pid})  # (the let go ended untraced: nothing left)
     if how == "fork":
         return  # (R once, where the pool's workers are Pythons started anew)
     # R: the program and its pool again, the breakpoint in force

@@ -122,6 +122,7 @@ class ChildProcesses(Extension):
         self._described: dict[str, tuple] = {}  # inferior -> what it was when last read from /proc
         self._bg: set[asyncio.Task] = set()
         self._going_on = 0  # children's exits being gone on from
+        self._shown_signal: tuple[str, int, str] | None = None  # a child's signal stop shown (_signal_stops)
         self._exited: frozenset[str] = frozenset()  # the processes known to have exited
         self._stops = 0  # *stopped records so far
         self._catch: str | None = None  # the catchpoint of CAUGHT_SIGNALS
@@ -438,33 +439,61 @@ class ChildProcesses(Extension):
             if signal:
                 if await self._signal_stops(iid, generation):
                     return
-                await self._let_go_signalled(iid, generation)
+                await self._let_go_signalled(iid, generation, signal_module.SIGTERM)
             await self._go_on_now(iid, generation, signal)
         finally:
             self._going_on -= 1
 
-    async def _let_go_signalled(self, iid: str, generation: int) -> None:
+    async def _let_go_signalled(self, iid: str, generation: int, signo: int) -> None:
         """A child that got SIGTERM is let go with it (gdb detaches it, the signal delivered as it goes): it
         ends untraced, and its parent reaps it. gdb 13 following such deaths to their end loses track of
         one now and then when two come close together (a Pool's terminate() signals every worker at once):
-        it reports neither, holds the other processes stopped and answers as if they ran. The program
-        itself is followed to its end, as is a process with a handler of its own for the signal."""
+        it reports neither, holds the other processes stopped and answers as if they ran; or it fails an
+        internal check as the process's last thread goes (``linux-nat.c: resume: Assertion `lp != NULL'
+        failed``) and exits. The program itself is followed to its end, as is a process with a handler of
+        its own for the signal."""
         s = self.session
         st = s.state
         inf = st.find(iid)
         if inf is None or inf.generation != generation or iid == st.inferiors[0].id or s.config.remote:
             return
-        if not _dies_of(inf.pid or 0, signal_module.SIGTERM):
+        if not _dies_of(inf.pid or 0, signo):
             return  # (it handles the signal: its handler runs, followed as any code is)
         try:
             await s.cmd(f"-target-detach {iid}")
         except (MIError, EngineError, Timeout) as exc:
             log.info("cannot let %s go with its signal: %s", iid, exc)
             return
-        cur = s.state
-        s.set_state(cur.with_inferior(
-            iid, left="got SIGTERM: let go to end untraced", process=ProcessState.DETACHED, threads=(), frames=(),
-            locals=()))
+        name = signal_module.Signals(signo).name
+        cur = s.state.with_inferior(
+            iid, left=f"got {name}: let go to end untraced", process=ProcessState.DETACHED, threads=(), frames=(),
+            locals=())
+        live = cur.live_inferiors()
+        if cur.selected_inferior == iid and live:
+            # (the one shown: another is, a stopped one first; else gdb's ^running of the continue would be
+            # taken for the process let go, its current thread the one the state last had)
+            shown = next((x for x in live if x.process is ProcessState.STOPPED), live[0])
+            transient = cur.python.transient  # (the Python view is the shown process's: a stop the session
+            cur = replace(cur, selected_inferior=shown.id)  # goes on from stays unseen)
+            if transient:
+                cur = cur.with_python(transient=True)
+        s.set_state(cur)
+
+    async def before_continue(self, session) -> None:
+        """The user continues from a child's stop at a signal that gdb was told to stop at (``handle SIGTERM
+        stop``), shown: if gdb passes it on and the child dies of it, the child is let go with it first, as
+        at a stop not shown (gdb 13, following that death, failed an internal check and exited: seen in a
+        Pool's shutdown under load)."""
+        shown, self._shown_signal = self._shown_signal, None
+        if shown is None:
+            return
+        iid, generation, name = shown
+        inf = session.state.find(iid)
+        if (inf is None or inf.generation != generation or inf.process is not ProcessState.STOPPED
+                or inf.stop is None or inf.stop.signal_name != name):
+            return
+        if (await session.signal_handling((name,))).get(name, (True, True, True))[2]:
+            await self._let_go_signalled(iid, generation, signal_module.Signals[name])
 
     async def _cont_without_sigstop(self) -> None:
         """Continue, the SIGSTOP of the stop not passed to the program (gdb's setting for it is to pass it;
@@ -519,6 +548,7 @@ class ChildProcesses(Extension):
         meaning = signal_module.strsignal(signal_module.Signals[name]) or ""
         stop = replace(inf.stop, reason="signal-received", signal_name=name, signal_meaning=meaning.split(":")[0])
         s.set_state(st.with_inferior(iid, stop=stop).with_python(transient=False))
+        self._shown_signal = (iid, s.state.find(iid).generation, name)
         return True
 
     async def _go_on_now(self, iid: str, generation: int, signal: bool = False, drop_sigstop: bool = False) -> None:

@@ -10,6 +10,8 @@ Python agent, CUDA): ``Extension``, whose hooks the session calls in this order:
   state of each stop), state listeners.
 - ``on_launch(session)``: the program was started, attached to, or the core opened.
 - ``before_run(session)``: the program is about to start (``run``), the first time or again.
+- ``before_continue(session)``: a session of several processes, stopped, is about to continue them all
+  (the processes that ended unreported are already let go of).
 - ``claims_console(text)`` / ``handle_console(text)``: console commands the extension runs
   itself (the agent's ``pybreak``); the others go to gdb.
 - ``restore_bytes()`` and ``abandon()``: gdb is hung or gone and the session leaves the program
@@ -46,6 +48,9 @@ class Extension:
         return None
 
     async def before_run(self, session: Session) -> None:
+        return None
+
+    async def before_continue(self, session: Session) -> None:
         return None
 
     def claims_console(self, text: str) -> bool:

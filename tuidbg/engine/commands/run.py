@@ -67,6 +67,8 @@ class RunControl(CommandBase):
             # (gdb 13 misses the exit of a process that ends while it stops the others: it would resume the
             # rest but for that one, and wait for nothing)
             await self._forget_ended()
+            for ext in self.extensions:  # e.g. a child shown stopped at a SIGTERM is let go with it
+                await ext.before_continue(self)
             if not self._state.live_inferiors():
                 return  # every process has ended: nothing to continue
             if self._state.run_group:
