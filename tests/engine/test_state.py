@@ -194,3 +194,12 @@ def test_running_again_for_the_same_step_is_the_same_state():
     assert [t.state for t in one.threads] == ["running", "stopped"]
     both = reduce(one, parse_line('*running,thread-id="all"'))
     assert both is not one and [t.state for t in both.threads] == ["running", "running"]
+
+
+def test_showing_another_process_keeps_a_stop_the_session_goes_on_from_unseen():
+    from tuidbg.engine.state import Inferior
+
+    st = DebuggerState(inferiors=(Inferior(id="i1"), Inferior(id="i2")), selected_inferior="i2")
+    moved = st.with_python(transient=True).showing("i1")
+    assert moved.selected_inferior == "i1" and moved.python.transient  # (the Python view is the shown one's)
+    assert not st.showing("i1").python.transient  # (a stop to be seen stays one)

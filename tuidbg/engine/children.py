@@ -472,11 +472,7 @@ class ChildProcesses(Extension):
         if cur.selected_inferior == iid and live:
             # (the one shown: another is, a stopped one first; else gdb's ^running of the continue would be
             # taken for the process let go, its current thread the one the state last had)
-            shown = next((x for x in live if x.process is ProcessState.STOPPED), live[0])
-            transient = cur.python.transient  # (the Python view is the shown process's: a stop the session
-            cur = replace(cur, selected_inferior=shown.id)  # goes on from stays unseen)
-            if transient:
-                cur = cur.with_python(transient=True)
+            cur = cur.showing(next((x for x in live if x.process is ProcessState.STOPPED), live[0]).id)
         s.set_state(cur)
 
     async def before_continue(self, session) -> None:

@@ -176,6 +176,12 @@ class DebuggerState:
         infs = tuple(replace(inf, **changes) if inf.id == iid else inf for inf in self.inferiors)
         return replace(self, inferiors=infs)
 
+    def showing(self, iid: str) -> DebuggerState:
+        """A copy that shows process ``iid`` instead (the one shown has ended or was let go). The Python view
+        is the shown process's: a stop the session goes on from (marked transient) stays unseen."""
+        st = replace(self, selected_inferior=iid)
+        return st.with_python(transient=True) if self.python.transient else st
+
     def live_thread(self) -> str | None:
         """A thread gdb can continue from: the selected one if it is still there, else another of the
         selected process, else one of any process that lives (the others may be exiting meanwhile)."""

@@ -195,10 +195,7 @@ class RunControl(CommandBase):
                                       exit_description=now.exit_description or said or "ended (gdb missed its exit)")
             if st.inferior.process not in _LIVE:
                 live = st.live_inferiors()
-                transient = st.python.transient  # (a stop the session goes on from stays unseen)
-                st = replace(st, selected_inferior=(live[0] if live else st.inferiors[0]).id)
-                if transient:
-                    st = st.with_python(transient=True)
+                st = st.showing((live[0] if live else st.inferiors[0]).id)
             self.set_state(st)
 
     async def _select_live_thread(self) -> None:
